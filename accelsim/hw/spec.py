@@ -1,0 +1,186 @@
+"""Typed, validated hardware description. Every quantity carries its unit in its name.
+
+A spec is built from a YAML mapping (see ``hwconfigs/*.yaml``); unknown keys, missing required
+fields, wrong types and out-of-range numbers are rejected with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Optional
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+PositiveFloat = float  # validated through Field(gt=0)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: object, info: ValidationInfo) -> object:
+        # pydantic's lax mode turns ``true`` into 1 for int/float fields; a boolean where a
+        # number is expected is almost always a mistake in the file (or a shifted line).
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if annotation is not bool and annotation != Optional[bool]:
+                expected = "a string" if annotation is str else "a number"
+                raise ValueError(f"expected {expected}, got the boolean {str(value).lower()}")
+        return value
+
+
+class PEArraySpec(_Strict):
+    """The processing elements. ``count`` may be given alone (rows=1, cols=count)."""
+
+    count: Optional[PositiveInt] = None
+    rows: Optional[PositiveInt] = None
+    cols: Optional[PositiveInt] = None
+    macs_per_pe_per_cycle: PositiveInt = 1
+    mac_pipeline_latency_cycles: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> "PEArraySpec":
+        if self.rows is None and self.cols is None:
+            if self.count is None:
+                raise ValueError("give count, or rows and cols")
+            object.__setattr__(self, "rows", 1)
+            object.__setattr__(self, "cols", self.count)
+        elif self.rows is None or self.cols is None:
+            raise ValueError("give both rows and cols (or only count)")
+        if self.count is None:
+            object.__setattr__(self, "count", self.rows * self.cols)
+        elif self.count != self.rows * self.cols:
+            raise ValueError(f"count {self.count} != rows x cols = {self.rows * self.cols}")
+        return self
+
+
+class L1Spec(_Strict):
+    """Per-PE scratchpad."""
+
+    size_bytes: PositiveInt
+    double_buffered: bool = True
+
+
+class L2Spec(_Strict):
+    """Shared scratchpad feeding the distribution network."""
+
+    size_bytes: PositiveInt
+    banks: PositiveInt = 1
+    read_bandwidth_words_per_cycle: float = Field(gt=0)
+    write_bandwidth_words_per_cycle: float = Field(gt=0)
+    double_buffered: bool = True
+
+
+class DistributionNoCSpec(_Strict):
+    """L2 -> PE L1 network. ``bus`` with or without multicast, a ``tree``, or ``systolic``
+    neighbour forwarding (data enters at the array edge and moves one hop per cycle)."""
+
+    kind: Literal["bus", "tree", "systolic"]
+    multicast: bool = True
+    bandwidth_words_per_cycle: float = Field(gt=0)
+    latency_cycles: int = Field(default=1, ge=0)
+
+
+class ReductionNoCSpec(_Strict):
+    """Spatial reduction of partial sums: adder ``tree``, store-and-forward ``chain``, ``none``."""
+
+    kind: Literal["tree", "chain", "none"]
+    bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
+    latency_cycles_per_hop: int = Field(default=1, ge=0)
+
+
+class DRAMSpec(_Strict):
+    """Off-chip memory behind a DMA engine.
+
+    ``model: simple``: a transfer costs ``latency_cycles + bytes / bandwidth``, bytes rounded up
+    to whole bursts. ``model: dmazerunner``: each contiguous run costs
+    ``setup_dma_cycles + dma_cycles_per_byte * bytes`` at ``dma_clock_mhz`` (dMazeRunner uses
+    291 + 0.24 per byte), converted to accelerator cycles.
+    """
+
+    model: Literal["simple", "dmazerunner"] = "simple"
+    bandwidth_bytes_per_cycle: float = Field(gt=0)
+    latency_cycles: int = Field(default=0, ge=0)
+    burst_bytes: PositiveInt = 64
+    dma_clock_mhz: Optional[float] = Field(default=None, gt=0)
+    setup_dma_cycles: float = Field(default=291.0, ge=0)
+    dma_cycles_per_byte: float = Field(default=0.24, ge=0)
+
+
+# Interstellar (Yang et al., ASPLOS 2020) Table 3, 16-bit access energy at 28 nm.
+RF_ENERGY_PJ_BY_BYTES = {16: 0.03, 32: 0.06, 64: 0.12, 128: 0.24, 256: 0.48, 512: 0.96}
+SRAM_ENERGY_PJ_BY_BYTES = {
+    32 * 1024: 6.0, 64 * 1024: 9.0, 128 * 1024: 13.5, 256 * 1024: 20.25, 512 * 1024: 30.375,
+}
+MAC_ENERGY_PJ = 0.075
+NOC_HOP_ENERGY_PJ = 0.035
+DRAM_ENERGY_PJ = 200.0
+
+
+def table_energy_pj(size_bytes: int, table: dict[int, float]) -> float:
+    """Energy per access of a buffer of ``size_bytes``, interpolated log-log in ``table``
+    and extrapolated along the slope of the nearest end segment."""
+    sizes = sorted(table)
+    if size_bytes in table:
+        return table[size_bytes]
+    if size_bytes < sizes[0]:
+        lo, hi = sizes[0], sizes[1]
+    elif size_bytes > sizes[-1]:
+        lo, hi = sizes[-2], sizes[-1]
+    else:
+        hi = next(s for s in sizes if s > size_bytes)
+        lo = sizes[sizes.index(hi) - 1]
+    slope = math.log(table[hi] / table[lo]) / math.log(hi / lo)
+    return table[lo] * (size_bytes / lo) ** slope
+
+
+class EnergySpec(_Strict):
+    """Energy per word access at each level, per MAC and per NoC hop, in pJ. Omitted buffer
+    energies are derived from the buffer sizes with the Interstellar Table 3 figures."""
+
+    mac_pj: float = Field(default=MAC_ENERGY_PJ, ge=0)
+    l1_access_pj: Optional[float] = Field(default=None, ge=0)
+    l2_access_pj: Optional[float] = Field(default=None, ge=0)
+    dram_access_pj: float = Field(default=DRAM_ENERGY_PJ, ge=0)
+    noc_hop_pj: float = Field(default=NOC_HOP_ENERGY_PJ, ge=0)
+
+
+class HardwareSpec(_Strict):
+    """A whole accelerator."""
+
+    name: str
+    source: str = ""
+    word_size_bytes: PositiveInt = 1
+    clock_mhz: float = Field(default=1000.0, gt=0)
+    pe_array: PEArraySpec
+    l1: L1Spec
+    l2: L2Spec
+    distribution_noc: DistributionNoCSpec
+    reduction_noc: ReductionNoCSpec
+    dram: DRAMSpec
+    energy: EnergySpec = EnergySpec()
+
+    @property
+    def num_pes(self) -> int:
+        return self.pe_array.count  # type: ignore[return-value]
+
+    @property
+    def l1_energy_pj(self) -> float:
+        if self.energy.l1_access_pj is not None:
+            return self.energy.l1_access_pj
+        return table_energy_pj(self.l1.size_bytes, RF_ENERGY_PJ_BY_BYTES)
+
+    @property
+    def l2_energy_pj(self) -> float:
+        if self.energy.l2_access_pj is not None:
+            return self.energy.l2_access_pj
+        return table_energy_pj(self.l2.size_bytes, SRAM_ENERGY_PJ_BY_BYTES)

@@ -1,0 +1,58 @@
+"""Parsed form of a MAESTRO mapping file (``.m``): what the file says, resolved to integers.
+
+Sizes written as ``Sz(R)`` or as a ``Constant`` are already resolved to integers here; every
+element remembers its 1-based source line so later checks can point at it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Union
+
+
+@dataclass(frozen=True)
+class MapDirective:
+    """``SpatialMap(size,offset) D`` or ``TemporalMap(size,offset) D``.
+
+    ``dim`` is the dimension as written, normalised: ``N K C R S Y X Y' X'`` (``Y'``/``X'``
+    are output rows/cols) or ``M N K`` for GEMM.
+    """
+
+    kind: Literal["spatial", "temporal"]
+    size: int
+    offset: int
+    dim: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ClusterDirective:
+    """``Cluster(size, P)``: groups ``size`` units; directives after it map within a cluster."""
+
+    size: int
+    line: int
+
+
+Directive = Union[MapDirective, ClusterDirective]
+
+
+@dataclass(frozen=True)
+class MaestroLayer:
+    """One ``Layer name { ... }`` block."""
+
+    name: str
+    type: str  # CONV, DSCONV, GEMM, FC, RESADD (see accelsim.mapping.maestro_format)
+    stride_y: int
+    stride_x: int
+    dims: dict[str, int]
+    dataflow: tuple[Directive, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class MaestroFile:
+    """A whole ``.m`` file: one ``Network`` holding its layers."""
+
+    network: str
+    layers: tuple[MaestroLayer, ...]
+    path: str

@@ -1,0 +1,319 @@
+"""Compile a mapping (MAESTRO directives) + a layer + hardware into one tile schedule.
+
+The schedule is a hierarchy of levels split at ``Cluster`` directives. Level 0 maps across
+the top-level clusters (or across PEs when there is no cluster), the last level across the PEs
+of one innermost cluster. Every level has exactly one directive per canonical loop-nest
+dimension (dimensions the mapping does not mention get ``TemporalMap(extent, extent)``).
+Directives on input rows/cols (``Y``/``X``) are translated into output coordinates
+(``Y'``/``X'``): with the filter whole at that level, ``TemporalMap(sY, oY) Y`` covers
+``(sY - R) / stride + 1`` output rows and advances ``oY / stride`` rows; when ``Y`` and ``R``
+are both spatially mapped at one level (row-stationary), the output window advances by
+``(oY - oR) / stride`` per sub-unit (0: all sub-units work on the same output rows).
+
+Trip counts follow the nominal (full) tile sizes, so every sub-unit runs the same loop nest in
+lock-step; where a ragged parent tile is smaller, windows are clipped and sub-units with
+nothing left to do idle (they still cost cycles).
+
+The flattened nest (``loops``, outermost first) is what the simulator executes step by step
+(see :mod:`accelsim.mapping.steps`) and what the analytical model reasons about in closed form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil, prod
+from typing import Literal, Sequence
+
+from accelsim.errors import MappingError
+from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
+from accelsim.workload.ops import Layer, LoopNest
+
+
+@dataclass(frozen=True)
+class LevelDirective:
+    """One canonical-dimension directive at one level (sizes in canonical coordinates)."""
+
+    dim: str
+    kind: Literal["spatial", "temporal"]
+    size: int
+    offset: int  # 0 only for spatial: every sub-unit gets the same window
+    nominal_extent: int  # extent of the parent tile this directive splits
+    windows: int  # number of windows over the nominal extent
+    written: str  # the directive as the user wrote it (for messages)
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Level:
+    """One cluster level: ``units`` sub-units of ``unit_pes`` PEs each."""
+
+    units: int
+    unit_pes: int
+    directives: tuple[LevelDirective, ...]  # loop order, outermost first
+
+    @property
+    def spatial(self) -> tuple[LevelDirective, ...]:
+        return tuple(d for d in self.directives if d.kind == "spatial")
+
+    @property
+    def spatial_windows(self) -> int:
+        """Windows handed out across sub-units per fold cycle (max over zipped spatial maps)."""
+        return max((d.windows for d in self.spatial), default=1)
+
+    @property
+    def folds(self) -> int:
+        return ceil(self.spatial_windows / self.units) if self.spatial else 1
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop of the flattened nest: a temporal loop over ``dims[0]`` or the fold loop of a
+    level's spatial maps (``dims`` = the zipped spatially mapped dimensions)."""
+
+    level: int
+    kind: Literal["temporal", "fold"]
+    dims: tuple[str, ...]
+    trips: int
+
+
+@dataclass(frozen=True)
+class CompiledMapping:
+    """The tile schedule of one layer on one array."""
+
+    layer: Layer
+    nest: LoopNest
+    levels: tuple[Level, ...]
+    loops: tuple[Loop, ...]
+    num_pes: int
+    source: str
+
+    @property
+    def used_pes(self) -> int:
+        return self.levels[0].units * self.levels[0].unit_pes
+
+    @property
+    def steps(self) -> int:
+        return prod(loop.trips for loop in self.loops)
+
+    @property
+    def steps_per_top_step(self) -> int:
+        """Steps in one iteration of all level-0 loops (one L2 tile)."""
+        return prod(loop.trips for loop in self.loops if loop.level > 0)
+
+    def loop_kind_flags(self) -> list[tuple[bool, bool]]:
+        """For each loop: (changes the output tile, changes the reduction window)."""
+        red = set(self.nest.reduction_dims)
+        flags = []
+        for loop in self.loops:
+            lvl = self.levels[loop.level]
+            moving = [d for d in lvl.directives if d.dim in loop.dims and (d.kind == "temporal" or d.offset > 0)]
+            flags.append(
+                (any(d.dim not in red for d in moving), any(d.dim in red for d in moving))
+            )
+        return flags
+
+
+def _fmt(d: MapDirective) -> str:
+    kind = "SpatialMap" if d.kind == "spatial" else "TemporalMap"
+    return f"{kind}({d.size},{d.offset}) {d.dim}"
+
+
+def _windows(extent: int, size: int, offset: int) -> int:
+    if offset == 0 or extent <= size:
+        return 1
+    return ceil((extent - size) / offset) + 1
+
+
+def compile_mapping(
+    layer: Layer,
+    dataflow: Sequence[Directive],
+    num_pes: int,
+    source: str = "<mapping>",
+) -> CompiledMapping:
+    """Build the tile schedule; raise MappingError (with file and line) for illegal mappings."""
+    nest = layer.loop_nest()
+    dims = nest.dims
+    # ---- split into levels -------------------------------------------------------------
+    groups: list[list[MapDirective]] = [[]]
+    clusters: list[ClusterDirective] = []
+    for d in dataflow:
+        if isinstance(d, ClusterDirective):
+            clusters.append(d)
+            groups.append([])
+        else:
+            groups[-1].append(d)
+    units: list[int] = []
+    unit_pes: list[int] = []
+    outer = num_pes
+    for c in clusters:
+        if c.size > outer:
+            raise MappingError(
+                f"Cluster({c.size},P) is larger than the {outer} PEs available at this level "
+                f"(the array has {num_pes} PEs)",
+                source=source, line=c.line,
+            )
+        units.append(outer // c.size)
+        unit_pes.append(c.size)
+        outer = c.size
+    units.append(outer)
+    unit_pes.append(1)
+    # ---- per level: canonical directives -----------------------------------------------
+    extents = dict(dims)  # nominal parent extent per canonical dim
+    levels: list[Level] = []
+    for lvl_index, written in enumerate(groups):
+        by_dim: dict[str, MapDirective] = {}
+        for d in written:
+            canon = _canonical_name(layer, d, source)
+            if canon in by_dim:
+                raise MappingError(
+                    f"dimension {d.dim} is mapped twice at the same cluster level "
+                    f"(first at line {by_dim[canon].line})",
+                    source=source, line=d.line,
+                )
+            by_dim[canon] = d
+        canon_dirs: dict[str, LevelDirective] = {}
+        for canon, d in by_dim.items():
+            if d.dim in ("Y", "X"):
+                continue  # translated below, once the filter directive is known
+            if d.size > dims[canon]:
+                raise MappingError(
+                    f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({dims[canon]})",
+                    source=source, line=d.line,
+                )
+            size = min(d.size, extents[canon])
+            canon_dirs[canon] = LevelDirective(
+                canon, d.kind, size, d.offset, extents[canon],
+                _windows(extents[canon], size, d.offset), _fmt(d), d.line,
+            )
+        for canon, d in by_dim.items():
+            if d.dim in ("Y", "X"):
+                canon_dirs[canon] = _translate_window(layer, d, canon_dirs, extents, source)
+        # default: whole extent, temporally
+        ordered: list[LevelDirective] = [canon_dirs[_canonical_name(layer, d, source)] for d in written]
+        for dim in dims:
+            if dim not in canon_dirs:
+                ordered.append(
+                    LevelDirective(dim, "temporal", extents[dim], extents[dim], extents[dim], 1, f"(whole {dim})", None)
+                )
+        level = Level(units[lvl_index], unit_pes[lvl_index], tuple(ordered))
+        _check_coverage(level, source)
+        levels.append(level)
+        for ld in ordered:
+            extents[ld.dim] = ld.size
+    # ---- flatten the loops ---------------------------------------------------------------
+    loops: list[Loop] = []
+    for li, level in enumerate(levels):
+        fold_done = False
+        for ld in level.directives:
+            if ld.kind == "temporal":
+                if ld.windows > 1:
+                    loops.append(Loop(li, "temporal", (ld.dim,), ld.windows))
+            elif not fold_done:
+                fold_done = True
+                if level.folds > 1:
+                    loops.append(Loop(li, "fold", tuple(s.dim for s in level.spatial), level.folds))
+    return CompiledMapping(layer, nest, tuple(levels), tuple(loops), num_pes, source)
+
+
+def _canonical_name(layer: Layer, d: MapDirective, source: str) -> str:
+    dims = layer.loop_nest().dims
+    if d.dim in ("Y", "X") and layer.window_of(d.dim) is not None:
+        return layer.window_of(d.dim)[0]  # type: ignore[index]
+    if d.dim in dims:
+        return d.dim
+    raise MappingError(
+        f"{_fmt(d)}: unknown dimension {d.dim} for a {layer.op.value} layer; expected one of "
+        + ", ".join(sorted(set(dims) | ({"Y", "X"} if layer.window_of("Y") else set()))),
+        source=source, line=d.line,
+    )
+
+
+def _translate_window(
+    layer: Layer,
+    d: MapDirective,
+    canon_dirs: dict[str, LevelDirective],
+    extents: dict[str, int],
+    source: str,
+) -> LevelDirective:
+    """Turn a directive on input rows/cols into one on output rows/cols."""
+    out_dim, filt_dim, stride = layer.window_of(d.dim)  # type: ignore[misc]
+    full_input = layer.sizes[d.dim]
+    if d.size > full_input:
+        raise MappingError(
+            f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({full_input})",
+            source=source, line=d.line,
+        )
+    filt = canon_dirs.get(filt_dim) if filt_dim else None
+    filt_extent = extents[filt_dim] if filt_dim else 1
+    split = filt is not None and filt.size < filt.nominal_extent
+    if not split:
+        if d.size < filt_extent:
+            raise MappingError(
+                f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold the whole filter "
+                f"({filt_dim}={filt_extent}); use a size of at least Sz({filt_dim})",
+                source=source, line=d.line,
+            )
+        size = (d.size - filt_extent) // stride + 1
+        if d.offset % stride:
+            raise MappingError(
+                f"{_fmt(d)}: offset {d.offset} is not a multiple of the stride {stride}",
+                source=source, line=d.line,
+            )
+        offset = d.offset // stride
+    else:
+        assert filt is not None
+        if not (d.kind == "spatial" and filt.kind == "spatial"):
+            raise MappingError(
+                f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
+                f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
+                f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
+                source=source, line=d.line,
+            )
+        if d.size < filt.size or (d.size - filt.size) % stride or (d.offset - filt.offset) % stride \
+                or d.offset < filt.offset:
+            raise MappingError(
+                f"{_fmt(d)} with {filt.written}: input windows must cover the filter windows "
+                f"and advance with them by a multiple of the stride {stride}",
+                source=source, line=d.line,
+            )
+        size = (d.size - filt.size) // stride + 1
+        offset = (d.offset - filt.offset) // stride
+    extent = extents[out_dim]
+    size = min(size, extent)
+    return LevelDirective(out_dim, d.kind, size, offset, extent, _windows(extent, size, offset), _fmt(d), d.line)
+
+
+def _check_coverage(level: Level, source: str) -> None:
+    """Every point of the parent tile is covered exactly once by this level's windows."""
+    for ld in level.directives:
+        if ld.offset == 0:
+            if ld.size < ld.nominal_extent:
+                raise MappingError(
+                    f"{ld.written}: with offset 0 every sub-unit gets the first {ld.size} of "
+                    f"{ld.nominal_extent} {ld.dim}; the rest would never be computed",
+                    source=source, line=ld.line,
+                )
+            continue
+        if ld.windows > 1 and ld.offset < ld.size:
+            raise MappingError(
+                f"{ld.written}: windows of {ld.size} advancing by {ld.offset} overlap, so some "
+                f"MACs would be computed twice (in output coordinates {ld.dim}: size {ld.size}, "
+                f"offset {ld.offset})",
+                source=source, line=ld.line,
+            )
+        if ld.windows > 1 and ld.offset > ld.size:
+            raise MappingError(
+                f"{ld.written}: windows of {ld.size} advancing by {ld.offset} leave gaps, so some "
+                f"MACs would never be computed (in output coordinates {ld.dim}: size {ld.size}, "
+                f"offset {ld.offset})",
+                source=source, line=ld.line,
+            )
+    moving = [ld for ld in level.spatial if ld.offset > 0 and ld.windows > 1]
+    if len(moving) > 1:
+        names = " and ".join(ld.written for ld in moving)
+        raise MappingError(
+            f"{names} advance together across sub-units (sub-unit i gets window i of each), so "
+            "only a diagonal of their combinations would be computed; map one of them "
+            "temporally or at another cluster level",
+            source=source, line=moving[1].line,
+        )

@@ -1,0 +1,412 @@
+"""The SimPy engine: executes a compiled tile schedule on a hardware model.
+
+Five processes cooperate through SimPy stores and containers:
+
+- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered);
+- ``distribute`` sends each step's new operand words and partial-sum read-backs from L2 to the
+  PE L1s over the distribution network, once a free L1 buffer exists;
+- ``compute`` runs the step on the PE array once its operands have arrived;
+- ``drain`` reduces finished (or spilled) output tiles over the reduction network and writes
+  them to L2;
+- ``dma_out`` writes output tiles from L2 back to DRAM.
+
+A network or the DRAM channel is a ``simpy.Resource`` held for the serialization time of a
+packet (``ceil(words / bandwidth)``); latency is added to the arrival, not to the occupancy, so
+packets pipeline. In ``grouped`` execution the PEs of a step compute as one lock-step group and
+the packets of one tensor in one step are sent as one burst of the same total serialization;
+``per_pe`` execution issues one SimPy event per PE and per packet and must give the same
+cycles.
+
+Every timed activity goes through :meth:`LayerSimulation._record`, which an optional event sink
+receives as ``(component, kind, start_cycle, end_cycle, step, tensor, words, pes)``: the hook for
+execution traces and functional execution.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import ceil, log2
+from typing import Literal, Protocol
+
+import simpy
+
+from accelsim.errors import MappingError
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.sim.dram import dma_cycles
+from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
+from accelsim.sim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+
+Mode = Literal["realistic", "maestro"]
+
+
+class EventSink(Protocol):
+    """Receives every timed activity of the engine."""
+
+    def __call__(self, component: str, kind: str, start: int, end: int, step: int,
+                 tensor: str, words: int, pes: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """How to simulate: fidelity ``mode`` and ``per_pe`` (one event per PE and packet)."""
+
+    mode: Mode = "realistic"
+    per_pe: bool = False
+
+
+def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
+    """A mapping that reduces partial sums across PEs needs a reduction network."""
+    if hw.reduction_noc.kind != "none":
+        return
+    red = set(cm.nest.reduction_dims)
+    for level in cm.levels:
+        for ld in level.spatial:
+            if ld.dim in red and ld.offset > 0 and ld.windows > 1 and level.units > 1:
+                raise MappingError(
+                    f"{ld.written} spreads the reduction dimension {ld.dim} across PEs, but the "
+                    "hardware has no reduction network (reduction_noc.kind: none); partial sums "
+                    "of one output would never meet",
+                    source=cm.source, line=ld.line,
+                )
+
+
+class LayerSimulation:
+    """Simulate one compiled layer on one hardware spec."""
+
+    def __init__(self, cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
+                 sink: EventSink | None = None):
+        self.cm = cm
+        self.hw = hw
+        self.options = options
+        self.sink = sink
+        self.maestro = options.mode == "maestro"
+        noc = hw.distribution_noc
+        red = hw.reduction_noc
+        ingress_bw = noc.bandwidth_words_per_cycle
+        egress_bw = red.bandwidth_words_per_cycle if red.kind != "none" else ingress_bw
+        if not self.maestro:
+            ingress_bw = min(ingress_bw, hw.l2.read_bandwidth_words_per_cycle)
+            egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
+        self.ingress_bw = ingress_bw
+        self.egress_bw = egress_bw
+        self.profile_options = ProfileOptions(
+            multicast=True if self.maestro else (noc.multicast or noc.kind == "systolic"),
+            noc_bandwidth_words_per_cycle=ingress_bw,
+            egress_bandwidth_words_per_cycle=egress_bw,
+            detail=options.per_pe,
+        )
+        self.events = 0
+
+    # ------------------------------------------------------------------ timing rules
+    def _ingress_latency(self) -> int:
+        """Cycles from the last word leaving L2 until it is in the farthest L1."""
+        if self.maestro:
+            return 0
+        noc = self.hw.distribution_noc
+        pes = self.hw.pe_array
+        if noc.kind == "bus":
+            return noc.latency_cycles
+        if noc.kind == "tree":
+            return noc.latency_cycles * max(1, ceil(log2(max(2, pes.count))))
+        return noc.latency_cycles * (pes.rows + pes.cols - 1)  # systolic: hop by hop
+
+    def _reduction_latency(self, group: int) -> int:
+        """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
+        if self.maestro or group <= 1:
+            return 0
+        red = self.hw.reduction_noc
+        if red.kind == "tree":
+            return red.latency_cycles_per_hop * ceil(log2(group))
+        return red.latency_cycles_per_hop * (group - 1)
+
+    def _record(self, component: str, kind: str, start: float, end: float, step: int,
+                tensor: str = "", words: int = 0, pes: int = 0) -> None:
+        self.events += 1
+        if self.sink is not None:
+            self.sink(component, kind, int(start), int(end), step, tensor, words, pes)
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> LayerResult:
+        wall0 = time.perf_counter()
+        cm, hw = self.cm, self.hw
+        check_reduction_support(cm, hw)
+        env = simpy.Environment()
+        self.env = env
+        double_l1 = self.maestro or hw.l1.double_buffered
+        double_l2 = self.maestro or hw.l2.double_buffered
+        self.noc = simpy.Resource(env, 1)
+        # MAESTRO assumes no contention: outputs do not compete with operands
+        shared_egress = hw.reduction_noc.kind == "none" and not self.maestro
+        self.egress = self.noc if shared_egress else simpy.Resource(env, 1)
+        self.dram = simpy.Resource(env, 1)
+        self.l2_slots = simpy.Container(env, capacity=2 if double_l2 else 1, init=2 if double_l2 else 1)
+        self.l1_slots = simpy.Container(env, capacity=2 if double_l1 else 1, init=2 if double_l1 else 1)
+        self.out_slots = simpy.Container(env, capacity=2 if double_l1 else 1, init=2 if double_l1 else 1)
+        self.l2_ready = simpy.Store(env)
+        self.ready = simpy.Store(env)
+        self.drain_q = simpy.Store(env)
+        self.wb_q = simpy.Store(env)
+        self.profile = ScheduleProfile(cm, self.profile_options)
+        self.tiles = self.profile.tiles
+        self.acc = {t: TensorAccesses() for t in TENSORS}
+        self.stall = {c: 0 for c in STALL_CAUSES}
+        self.busy = 0
+        self.macs = 0
+        self.noc_words = 0
+        self.noc_dest = 0
+        self.egress_words = 0
+        self.last_compute_end = 0
+        self.last_drain_end = 0
+        self.end_time = 0
+        self.steps_done = 0
+        env.process(self._dma_in())
+        env.process(self._distribute())
+        env.process(self._compute())
+        env.process(self._drain())
+        env.process(self._dma_out())
+        env.run()
+        cycles = int(max(self.end_time, self.last_compute_end, self.last_drain_end))
+        # time after the last computation is spent draining outputs and writing them back
+        tail_red = max(0, int(self.last_drain_end) - int(self.last_compute_end))
+        self.stall["reduction"] += tail_red
+        self.stall["dram"] += max(0, cycles - int(max(self.last_drain_end, self.last_compute_end)))
+        return self._result(cycles, time.perf_counter() - wall0)
+
+    # ------------------------------------------------------------------ processes
+    def _dma_in(self):
+        env = self.env
+        for index, tile in enumerate(self.tiles):
+            yield self.l2_slots.get(1)
+            words = sum(tile.read_words.values())
+            if words:
+                runs = sum(tile.read_runs.values())
+                busy, latency = dma_cycles(self.hw, words, runs, self.maestro)
+                with self.dram.request() as req:
+                    yield req
+                    start = env.now
+                    yield env.timeout(busy)
+                    self._record("dram", "read", start, env.now + latency, index, "", words)
+                for t, w in tile.read_words.items():
+                    self.acc[t].dram_read += w
+                    self.acc[t].l2_write += w
+                if latency:
+                    env.process(self._arrive(index, latency))
+                    continue
+            self.l2_ready.put((index, env.now))
+
+    def _arrive(self, index: int, latency: int):
+        yield self.env.timeout(latency)
+        self.l2_ready.put((index, self.env.now))
+
+    def _send(self, network: simpy.Resource, component: str, step: int,
+              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float):
+        """Hold ``network`` once for all ``parts`` (tensor, words, serial cycles, packets) of
+        one step, back to back: packet by packet where packets are listed (per-PE
+        execution), else one burst per tensor."""
+        env = self.env
+        with network.request() as req:
+            yield req
+            for tensor, words, serial, packets in parts:
+                if packets:
+                    for w in packets:
+                        start = env.now
+                        yield env.timeout(ceil(w / bandwidth))
+                        self._record(component, "packet", start, env.now, step, tensor, w)
+                else:
+                    start = env.now
+                    yield env.timeout(serial)
+                    self._record(component, "transfer", start, env.now, step, tensor, words)
+
+    def _distribute(self):
+        env = self.env
+        latency = self._ingress_latency()
+        step = 0
+        tile = -1
+        l2_arrival = 0.0
+        for demand, repeat in self.profile.steps():
+            if self.maestro:
+                words = demand.input.words + demand.weight.words + demand.readback.words
+                parts = [("", words, ceil(words / self.ingress_bw), ())] if words else []
+            else:
+                parts = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
+                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
+                                            ("output", demand.readback)) if ts.words]
+            for _ in range(repeat):
+                if demand.top_step_first:
+                    tile, l2_arrival = yield self.l2_ready.get()
+                yield self.l1_slots.get(1)
+                if parts:
+                    yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw)
+                self._count_ingress(demand)
+                self.ready.put((step, demand, env.now + latency, l2_arrival, tile))
+                if demand.top_step_last:
+                    self.l2_slots.put(1)
+                step += 1
+
+    def _count_ingress(self, d: StepDemand) -> None:
+        for tensor, ts in (("input", d.input), ("weight", d.weight)):
+            self.acc[tensor].l2_read += ts.words
+            self.acc[tensor].l1_write += ts.dest_words
+            self.acc[tensor].l1_read += d.macs
+            self.noc_words += ts.words
+            self.noc_dest += ts.dest_words
+        out = self.acc["output"]
+        out.l2_read += d.readback.words
+        out.l1_write += d.readback.dest_words + d.macs
+        out.l1_read += d.macs
+        self.noc_words += d.readback.words
+        self.noc_dest += d.readback.dest_words
+
+    def _compute(self):
+        env = self.env
+        mpc = self.hw.pe_array.macs_per_pe_per_cycle
+        pipeline = 0 if self.maestro else self.hw.pe_array.mac_pipeline_latency_cycles - 1
+        total = self.cm.steps
+        for _ in range(total):
+            waited_from = env.now
+            step, demand, arrival, l2_arrival, tile = yield self.ready.get()
+            if env.now < arrival:
+                yield env.timeout(arrival - env.now)
+            waited = env.now - waited_from
+            dram_part = min(waited, max(0.0, l2_arrival - waited_from))
+            self.stall["dram"] += int(dram_part)
+            self.stall["distribution_noc"] += int(waited - dram_part)
+            start = env.now
+            cycles = ceil(demand.max_pe_macs / mpc)
+            if self.options.per_pe:
+                procs = [env.process(self._pe(step, pe, m, mpc)) for pe, m in enumerate(demand.pe_macs) if m]
+                yield env.all_of(procs)
+            elif cycles:
+                yield env.timeout(cycles)
+                self._record("pe_array", "compute", start, env.now, step, "", demand.macs, demand.active_pes)
+            self.busy += env.now - start
+            self.macs += demand.macs
+            self.last_compute_end = env.now
+            self.l1_slots.put(1)
+            last_tile_step = demand.top_step_last and self.tiles[tile].write_words > 0
+            if demand.drain_groups or last_tile_step:
+                t0 = env.now
+                yield self.out_slots.get(1)
+                self.stall["reduction"] += int(env.now - t0)
+                self.drain_q.put((step, demand, env.now + pipeline, tile if last_tile_step else -1))
+            self.steps_done += 1
+        self.drain_q.put(None)
+
+    def _pe(self, step: int, pe: int, macs: int, mpc: int):
+        start = self.env.now
+        yield self.env.timeout(ceil(macs / mpc))
+        self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
+
+    def _drain(self):
+        env = self.env
+        while True:
+            item = yield self.drain_q.get()
+            if item is None:
+                self.wb_q.put(None)
+                return
+            step, d, ready_at, tile = item
+            if env.now < ready_at:
+                yield env.timeout(ready_at - env.now)
+            latency = 0
+            if d.drain_groups:
+                if self.maestro:
+                    part = ("output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
+                else:
+                    part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
+                    latency = self._reduction_latency(d.drain_max_group)
+                yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw)
+                out = self.acc["output"]
+                out.l1_read += d.drain_pe_words
+                out.l2_write += d.drain_words
+                self.egress_words += d.drain_pe_words
+            self.out_slots.put(1)  # the PE buffers are free once the words have left
+            if latency:
+                env.process(self._land(latency, tile))
+            else:
+                self._landed(tile)
+
+    def _land(self, latency: int, tile: int):
+        """Partial sums reach L2 ``latency`` cycles after leaving the PEs (reduction depth)."""
+        yield self.env.timeout(latency)
+        self._landed(tile)
+
+    def _landed(self, tile: int) -> None:
+        self.last_drain_end = max(self.last_drain_end, self.env.now)
+        if tile >= 0:
+            self.wb_q.put(tile)
+
+    def _dma_out(self):
+        env = self.env
+        while True:
+            tile = yield self.wb_q.get()
+            if tile is None:
+                return
+            td: TileDemand = self.tiles[tile]
+            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, self.maestro)
+            with self.dram.request() as req:
+                yield req
+                start = env.now
+                yield env.timeout(busy)
+                self._record("dram", "write", start, env.now + latency, tile, "output", td.write_words)
+            out = self.acc["output"]
+            out.l2_read += td.write_words
+            out.dram_write += td.write_words
+            self.end_time = max(self.end_time, env.now + latency)
+
+    # ------------------------------------------------------------------ result
+    def _result(self, cycles: int, wall: float) -> LayerResult:
+        cm, hw = self.cm, self.hw
+        l1_req = self.profile.l1_required_words * hw.word_size_bytes * (2 if self.maestro or hw.l1.double_buffered else 1)
+        l2_req = self.profile.l2_required_words * hw.word_size_bytes * (2 if self.maestro or hw.l2.double_buffered else 1)
+        energy = self._energy()
+        mpc = hw.pe_array.macs_per_pe_per_cycle
+        return LayerResult(
+            layer=cm.layer.name,
+            op=cm.layer.op.value,
+            hw=hw.name,
+            mode=self.options.mode,
+            cycles=cycles,
+            macs=self.macs,
+            num_pes=hw.num_pes,
+            used_pes=cm.used_pes,
+            pe_utilization=self.macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
+            compute_busy_cycles=int(self.busy),
+            stall_cycles=dict(self.stall),
+            energy_pj=sum(energy.values()),
+            energy_breakdown_pj=energy,
+            accesses=self.acc,
+            noc_words=self.noc_words,
+            noc_delivered_words=self.noc_dest,
+            multicast_factor=self.noc_dest / self.noc_words if self.noc_words else 1.0,
+            egress_words=self.egress_words,
+            l1_required_bytes=l1_req,
+            l2_required_bytes=l2_req,
+            l1_size_bytes=hw.l1.size_bytes,
+            l2_size_bytes=hw.l2.size_bytes,
+            steps=self.steps_done,
+            events=self.events,
+            wall_seconds=wall,
+        )
+
+    def _energy(self) -> dict[str, float]:
+        hw = self.hw
+        l1 = sum(a.l1_read + a.l1_write for a in self.acc.values())
+        l2 = sum(a.l2_read + a.l2_write for a in self.acc.values())
+        dram = sum(a.dram_read + a.dram_write for a in self.acc.values())
+        return {
+            "mac": self.macs * hw.energy.mac_pj,
+            "l1": l1 * hw.l1_energy_pj,
+            "l2": l2 * hw.l2_energy_pj,
+            "dram": dram * hw.energy.dram_access_pj,
+            "noc": (self.noc_dest + self.egress_words) * hw.energy.noc_hop_pj,
+        }
+
+
+def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
+                   sink: EventSink | None = None) -> LayerResult:
+    """Run one compiled layer and return its result."""
+    return LayerSimulation(cm, hw, options, sink).run()
+
+

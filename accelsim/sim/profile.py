@@ -1,0 +1,417 @@
+"""What every step of a tile schedule moves and computes: the simulator's work list.
+
+For each step this derives, from the PEs' boxes, the MACs and compute cycles, the operand words
+the distribution network must deliver (only what is not already in a PE's L1; one transfer per
+multicast group), the partial-sum read-backs at the start of a revisited output tile, and the
+output drains (spatial reduction groups) at the end of an output tile. For each L2 tile (one
+iteration of the level-0 loops) it derives the DRAM traffic. Consecutive steps with identical
+demands are run-length encoded, so the engine receives ``(StepDemand, repeat)`` pairs.
+
+Counting rules (also in the README):
+- an idle PE keeps its L1 contents; a tile already resident is not fetched again, only the part
+  of the new tile outside the old one is;
+- a PE drains its output tile at the end of every run of steps over that tile in which it did
+  any work; PEs draining the same tile together are reduced spatially first;
+- an output tile revisited later (a reduction loop outside its tile loops) is spilled as partial
+  sums to L2 and read back at the start of the next visit; likewise at L2 to DRAM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil, prod
+from typing import Iterator
+
+import numpy as np
+
+from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.mapping.steps import StepBoxes, loop_indices, step_boxes
+
+OPERANDS = ("input", "weight")
+MAX_CHUNK_ELEMENTS = 1 << 18  # steps x PEs per numpy chunk
+
+
+@dataclass(frozen=True)
+class TransferSet:
+    """Deliveries of one tensor in one step.
+
+    ``transfers`` packets; ``words`` distinct words sent (= L2 reads); ``dest_words`` words
+    written into L1s; ``serial_cycles`` = sum over packets of ceil(words / bandwidth).
+    """
+
+    transfers: int = 0
+    words: int = 0
+    dest_words: int = 0
+    serial_cycles: int = 0
+    packet_words: tuple[int, ...] = ()  # per packet, only in per-PE detail
+
+
+@dataclass(frozen=True)
+class StepDemand:
+    """Everything one step of the schedule needs (counts in words, times in cycles)."""
+
+    macs: int
+    active_pes: int
+    max_pe_macs: int
+    input: TransferSet
+    weight: TransferSet
+    readback: TransferSet  # partial sums returned from L2 to the PEs at a run start
+    drain_groups: int  # distinct output tiles drained after this step
+    drain_words: int  # words written to L2 after reduction
+    drain_pe_words: int  # words read out of PE L1s
+    drain_max_group: int  # largest spatial reduction group (PEs)
+    drain_partial: bool  # the drained tiles are partial sums (revisited later)
+    reduction_serial_cycles: int  # sum over groups of ceil(words / reduction bandwidth)
+    top_step_first: bool  # first step of an L2 tile
+    top_step_last: bool  # last step of an L2 tile
+    pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
+    drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
+
+
+@dataclass(frozen=True)
+class TileDemand:
+    """DRAM traffic of one L2 tile (one iteration of the level-0 loops)."""
+
+    read_words: dict[str, int]  # input, weight, output (output = partial sums read back)
+    read_runs: dict[str, int]  # contiguous runs in DRAM (row-major layout)
+    write_words: int  # output words written back at the end of the tile (0 if kept)
+    write_runs: int
+    write_partial: bool
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle) used
+    to size packets. ``detail`` keeps per-PE and per-packet lists for the per-PE engine."""
+
+    multicast: bool
+    noc_bandwidth_words_per_cycle: float
+    egress_bandwidth_words_per_cycle: float
+    detail: bool = False
+
+
+# ------------------------------------------------------------------------------------------
+def _tensor_box(cm: CompiledMapping, role: str, sb: StepBoxes) -> tuple[np.ndarray, np.ndarray]:
+    """lo/hi index per tensor axis: arrays (axes, steps, pes)."""
+    lo, hi = [], []
+    for axis in cm.nest.tensors[role]:
+        lo.append(sum(c * sb.start[d] for d, c in axis))
+        hi.append(sum(c * (sb.start[d] + sb.extent[d] - 1) for d, c in axis))
+    return np.stack(lo), np.stack(hi)
+
+
+def _volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.prod(np.clip(hi - lo + 1, 0, None), axis=0)
+
+
+def _ceil_div(a: np.ndarray, b: float) -> np.ndarray:
+    return np.ceil(a / b).astype(np.int64)
+
+
+def _groups(rows: np.ndarray, keys: np.ndarray, distinct: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group entries by (row, key): (row of each group, index of its first entry, size).
+    Without ``distinct`` every entry is its own group."""
+    if len(rows) == 0 or not distinct:
+        return rows, np.arange(len(rows)), np.ones(len(rows), dtype=np.int64)
+    _, first, counts = np.unique(np.column_stack([rows, keys]), axis=0, return_index=True, return_counts=True)
+    return rows[first], first, counts
+
+
+def _per_row_sums(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.int64)
+    np.add.at(out, rows, values)
+    return out
+
+
+def _per_row_max(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.int64)
+    np.maximum.at(out, rows, values)
+    return out
+
+
+class _Carry:
+    """Per-PE state carried from one chunk of steps to the next."""
+
+    def __init__(self, cm: CompiledMapping):
+        pes = cm.used_pes
+        self.valid = np.zeros(pes, dtype=bool)
+        self.boxes = {
+            role: (np.zeros((len(axes), pes), dtype=np.int64), np.zeros((len(axes), pes), dtype=np.int64))
+            for role, axes in cm.nest.tensors.items()
+        }
+        self.run_active = np.zeros(pes, dtype=bool)
+
+
+def _output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
+    """(steps per output run, indices of reduction loops outside the innermost output loop)."""
+    flags = cm.loop_kind_flags()
+    out_loops = [i for i, (out, _) in enumerate(flags) if out]
+    innermost = max(out_loops) if out_loops else -1
+    run_steps = prod(loop.trips for loop in cm.loops[innermost + 1:])
+    outer_red = [i for i in range(innermost) if flags[i][1]]
+    return run_steps, outer_red
+
+
+class ScheduleProfile:
+    """The work list of a compiled mapping: step demands (streamed) and L2 tile demands.
+
+    ``l1_required_words`` (largest per-PE footprint of all three tensors in one step) is
+    complete once :meth:`steps` has been exhausted; ``l2_required_words`` (largest L2 tile)
+    and ``tiles`` are known at construction.
+    """
+
+    def __init__(self, cm: CompiledMapping, opts: ProfileOptions):
+        self.cm = cm
+        self.opts = opts
+        self.l1_required_words = 0
+        self.tiles, self.l2_required_words = _tile_demands(cm)
+
+    def steps(self) -> Iterator[tuple[StepDemand, int]]:
+        """(demand, repeat) for the whole schedule, consecutive equal demands merged."""
+        cm = self.cm
+        total = cm.steps
+        run_steps, outer_red = _output_loop_structure(cm)
+        chunk = max(1, MAX_CHUNK_ELEMENTS // max(cm.used_pes, 1))
+        carry = _Carry(cm)
+        pending: StepDemand | None = None
+        repeat = 0
+        first = 0
+        while first < total:
+            n = min(chunk, total - first)
+            for d in self._chunk(step_boxes(cm, first, n), carry, run_steps, outer_red):
+                if d == pending:
+                    repeat += 1
+                else:
+                    if pending is not None:
+                        yield pending, repeat
+                    pending, repeat = d, 1
+            first += n
+        if pending is not None:
+            yield pending, repeat
+
+    def _chunk(self, sb: StepBoxes, carry: _Carry, run_steps: int, outer_red: list[int]) -> list[StepDemand]:
+        cm, opts = self.cm, self.opts
+        n, pes = sb.active.shape
+        steps = np.arange(sb.first, sb.first + n, dtype=np.int64)
+        act = sb.active
+        macs_pe = np.ones((n, pes), dtype=np.int64)
+        for d in cm.nest.dims:
+            macs_pe *= sb.extent[d]
+
+        # boxes stacked under the carried box (row 0): ff_idx[t] is the stack row of the PE's
+        # last active box at or before step t, prev_idx[t] the same strictly before t
+        rowid = np.where(act, np.arange(1, n + 1)[:, None], 0)
+        ff_idx = np.maximum.accumulate(rowid, axis=0)
+        prev_idx = np.vstack([np.zeros((1, pes), dtype=np.int64), ff_idx[:-1]])
+        prev_valid = (prev_idx > 0) | carry.valid[None, :]
+        boxes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        footprint = np.zeros((n, pes), dtype=np.int64)
+        for role in cm.nest.tensors:
+            lo, hi = _tensor_box(cm, role, sb)
+            footprint += np.where(act, _volume(lo, hi), 0)
+            clo, chi = carry.boxes[role]
+            boxes[role] = (np.concatenate([clo[:, None, :], lo], axis=1), np.concatenate([chi[:, None, :], hi], axis=1))
+        if footprint.size:
+            self.l1_required_words = max(self.l1_required_words, int(footprint.max()))
+
+        sets: dict[str, list[TransferSet]] = {}
+        for role in OPERANDS:
+            slo, shi = boxes[role]
+            lo, hi = slo[:, 1:], shi[:, 1:]
+            plo, phi = _take(slo, prev_idx), _take(shi, prev_idx)
+            inter = np.prod(np.clip(np.minimum(hi, phi) - np.maximum(lo, plo) + 1, 0, None), axis=0)
+            new = np.where(act, _volume(lo, hi) - np.where(prev_valid, inter, 0), 0)
+            srow, spe = np.nonzero(new > 0)
+            pv = prev_valid[srow, spe][:, None]
+            keys = np.concatenate(
+                [lo[:, srow, spe].T, hi[:, srow, spe].T,
+                 np.where(pv, plo[:, srow, spe].T, -1), np.where(pv, phi[:, srow, spe].T, -1)], axis=1)
+            words = new[srow, spe]
+            grow, gfirst, _ = _groups(srow, keys, opts.multicast)
+            gwords = words[gfirst]
+            sets[role] = self._transfer_sets(
+                n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle)
+
+        # ---- outputs: a run is the steps over one output tile --------------------------
+        olo, ohi = _take(boxes["output"][0], ff_idx), _take(boxes["output"][1], ff_idx)
+        ovol = _volume(olo, ohi)
+        run_start = steps % run_steps == 0
+        run_end = ((steps + 1) % run_steps == 0) | (steps == cm.steps - 1)
+        idx = loop_indices(cm, steps)
+        revisit = np.zeros(n, dtype=bool)
+        last_visit = np.ones(n, dtype=bool)
+        for i in outer_red:
+            revisit |= idx[i] > 0
+            last_visit &= idx[i] == cm.loops[i].trips - 1
+        # which PEs worked in the current run so far: an OR restarted at run starts
+        worked_any = np.zeros((n, pes), dtype=bool)
+        starts = np.nonzero(run_start)[0]
+        bounds = np.concatenate([[0], starts, [n]])
+        for lo_row, hi_row in zip(bounds[:-1], bounds[1:]):
+            if hi_row <= lo_row:
+                continue
+            seg = np.logical_or.accumulate(act[lo_row:hi_row], axis=0)
+            if lo_row == 0 and not run_start[0]:
+                seg |= carry.run_active[None, :]
+            worked_any[lo_row:hi_row] = seg
+        carry.run_active = worked_any[-1].copy()
+
+        drow, dpe = np.nonzero(worked_any & run_end[:, None])
+        dkeys = np.concatenate([olo[:, drow, dpe].T, ohi[:, drow, dpe].T], axis=1)
+        grow, gfirst, gsize = _groups(drow, dkeys, True)
+        gwords = ovol[drow, dpe][gfirst]
+        drain_groups = _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n)
+        drain_words = _per_row_sums(grow, gwords, n)
+        drain_pe_words = _per_row_sums(drow, ovol[drow, dpe], n)
+        drain_max = _per_row_max(grow, gsize, n)
+        drain_serial = _per_row_sums(grow, _ceil_div(gwords, opts.egress_bandwidth_words_per_cycle), n)
+        drain_lists = _split(gwords, grow, n) if opts.detail else [()] * n
+
+        rrow, rpe = np.nonzero(act & (run_start & revisit)[:, None])
+        rkeys = np.concatenate([olo[:, rrow, rpe].T, ohi[:, rrow, rpe].T], axis=1)
+        grow, gfirst, _ = _groups(rrow, rkeys, True)
+        rwords = ovol[rrow, rpe][gfirst]
+        readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n),
+                                       opts.noc_bandwidth_words_per_cycle)
+
+        # ---- carry to the next chunk ----------------------------------------------------
+        last = ff_idx[-1][None, :]
+        for role, (slo, shi) in boxes.items():
+            carry.boxes[role] = (_take(slo, last)[:, 0, :].copy(), _take(shi, last)[:, 0, :].copy())
+        carry.valid = carry.valid | act.any(axis=0)
+
+        per_top = cm.steps_per_top_step
+        top_first = (steps % per_top == 0).tolist()
+        top_last = ((steps + 1) % per_top == 0).tolist()
+        macs = macs_pe.sum(axis=1).tolist()
+        active_pes = act.sum(axis=1).tolist()
+        max_pe = macs_pe.max(axis=1).tolist()
+        partial = ((drain_groups > 0) & ~last_visit).tolist()
+        cols = [c.tolist() for c in (drain_groups, drain_words, drain_pe_words, drain_max, drain_serial)]
+        pe_macs = [tuple(r) for r in macs_pe.tolist()] if opts.detail else [()] * n
+        return [
+            StepDemand(
+                macs[t], active_pes[t], max_pe[t], sets["input"][t], sets["weight"][t], readback[t],
+                cols[0][t], cols[1][t], cols[2][t], cols[3][t], partial[t], cols[4][t],
+                top_first[t], top_last[t], pe_macs[t], drain_lists[t],
+            )
+            for t in range(n)
+        ]
+
+    def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray, dest: np.ndarray,
+                       bandwidth: float) -> list[TransferSet]:
+        """Per-step TransferSets from packets (row, words) and per-row delivered words."""
+        count = _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n).tolist()
+        words = _per_row_sums(grow, gwords, n).tolist()
+        serial = _per_row_sums(grow, _ceil_div(gwords, bandwidth), n).tolist()
+        packets = _split(gwords, grow, n) if self.opts.detail else [()] * n
+        dest_l = dest.tolist()
+        empty = TransferSet()
+        return [
+            TransferSet(count[t], words[t], dest_l[t], serial[t], packets[t]) if count[t] else empty
+            for t in range(n)
+        ]
+
+
+def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """arr (axes, rows, pes) indexed along rows by idx (k, pes) -> (axes, k, pes)."""
+    return np.take_along_axis(arr, np.broadcast_to(idx[None], (arr.shape[0],) + idx.shape), axis=1)
+
+
+def _split(values: np.ndarray, rows: np.ndarray, n: int) -> list[tuple[int, ...]]:
+    """Group ``values`` by their ``rows`` into n tuples (entry order kept)."""
+    out: list[list[int]] = [[] for _ in range(n)]
+    for r, v in zip(rows.tolist(), values.tolist()):
+        out[r].append(v)
+    return [tuple(x) for x in out]
+
+
+# ------------------------------------------------------------------------------------------
+def _top_level_mapping(cm: CompiledMapping) -> CompiledMapping:
+    """The schedule seen from L2: level 0 only, one 'PE' per top-level sub-unit."""
+    l0 = cm.levels[0]
+    return CompiledMapping(
+        cm.layer, cm.nest, (Level(l0.units, 1, l0.directives),),
+        tuple(loop for loop in cm.loops if loop.level == 0), l0.units, cm.source,
+    )
+
+
+def _runs(extents: list[int], full: list[int], layout: tuple[int, ...]) -> int:
+    """Contiguous runs a box of ``extents`` forms in a tensor of ``full`` sizes stored with
+    ``layout`` (axes outermost first, last one contiguous)."""
+    runs = 1
+    contiguous = True
+    for axis in reversed(layout):
+        if contiguous:
+            contiguous = extents[axis] == full[axis]
+            continue
+        runs *= extents[axis]
+    return runs
+
+
+def _delta_runs(lo, hi, plo, phi, full: list[int], layout: tuple[int, ...]) -> int:
+    """Runs of the part of box (lo, hi) outside box (plo, phi): exact when the boxes differ
+    along one axis (a sliding or stepping tile), else the whole new box."""
+    ext = [int(h - l + 1) for l, h in zip(lo, hi)]
+    if plo is None:
+        return _runs(ext, full, layout)
+    differ = [a for a in range(len(ext)) if lo[a] != plo[a] or hi[a] != phi[a]]
+    if len(differ) == 1:
+        a = differ[0]
+        overlap = max(0, min(hi[a], phi[a]) - max(lo[a], plo[a]) + 1)
+        ext[a] -= overlap
+    return _runs(ext, full, layout)
+
+
+def _tile_demands(cm: CompiledMapping) -> tuple[list[TileDemand], int]:
+    """DRAM traffic of every L2 tile in order, and the largest L2 tile in words."""
+    top = _top_level_mapping(cm)
+    n = top.steps
+    sb = step_boxes(top, 0, n)
+    act = sb.active
+    any_act = act.any(axis=1)
+    nest = cm.nest
+    full = {role: [sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in axes]
+            for role, axes in nest.tensors.items()}
+    big = np.iinfo(np.int64).max
+    bbox = {}
+    tile_words = np.zeros(n, dtype=np.int64)
+    for role in nest.tensors:
+        lo, hi = _tensor_box(cm, role, sb)
+        blo = np.where(act[None], lo, big).min(axis=2)
+        bhi = np.where(act[None], hi, -1).max(axis=2)
+        bbox[role] = (blo.T.tolist(), bhi.T.tolist())
+        tile_words += np.where(any_act, np.prod(np.clip(bhi - blo + 1, 0, None), axis=0), 0)
+    run_steps, outer_red = _output_loop_structure(top)
+    idx = [i.tolist() for i in loop_indices(top, np.arange(n, dtype=np.int64))]
+    demands: list[TileDemand] = []
+    prev: dict[str, tuple | None] = {role: None for role in nest.tensors}
+    for t in range(n):
+        reads = {role: 0 for role in nest.tensors}
+        runs = {role: 0 for role in nest.tensors}
+        if not any_act[t]:
+            demands.append(TileDemand(reads, runs, 0, 0, False))
+            continue
+        for role in OPERANDS:
+            lo, hi = bbox[role][0][t], bbox[role][1][t]
+            vol = prod(h - l + 1 for l, h in zip(lo, hi))
+            p = prev[role]
+            inter = 0 if p is None else prod(max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *p))
+            reads[role] = vol - inter
+            if vol > inter:
+                runs[role] = _delta_runs(lo, hi, *(p if p is not None else (None, None)), full[role], nest.layout(role))
+            prev[role] = (lo, hi)
+        olo, ohi = bbox["output"][0][t], bbox["output"][1][t]
+        oext = [h - l + 1 for l, h in zip(olo, ohi)]
+        ovol = prod(oext)
+        oruns = _runs(oext, full["output"], nest.layout("output"))
+        revisit = any(idx[i][t] > 0 for i in outer_red)
+        last_visit = all(idx[i][t] == top.loops[i].trips - 1 for i in outer_red)
+        start = t % run_steps == 0
+        end = (t + 1) % run_steps == 0 or t == n - 1
+        if start and revisit:
+            reads["output"], runs["output"] = ovol, oruns
+        demands.append(
+            TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, bool(end and not last_visit))
+        )
+    return demands, int(tile_words.max()) if n else 0

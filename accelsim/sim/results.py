@@ -1,0 +1,157 @@
+"""Results as plain data: a dataclass that becomes a dict, JSON and a pandas row.
+
+Counts are in words (elements of the operand precision), times in cycles, energy in pJ.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+TENSORS = ("input", "weight", "output")
+ACCESS_FIELDS = ("l1_read", "l1_write", "l2_read", "l2_write", "dram_read", "dram_write")
+STALL_CAUSES = ("compute", "distribution_noc", "reduction", "dram")
+# MAESTRO's CSV calls the weight tensor "filter".
+_MAESTRO_TENSOR = {"input": "input", "weight": "filter", "output": "output"}
+
+
+@dataclass
+class TensorAccesses:
+    """Reads and writes of one tensor at every level, in words."""
+
+    l1_read: int = 0
+    l1_write: int = 0
+    l2_read: int = 0
+    l2_write: int = 0
+    dram_read: int = 0
+    dram_write: int = 0
+
+    def add(self, other: "TensorAccesses") -> None:
+        for name in ACCESS_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
+class LayerResult:
+    """What one layer's simulation reports."""
+
+    layer: str
+    op: str
+    hw: str
+    mode: str
+    cycles: int
+    macs: int
+    num_pes: int
+    used_pes: int
+    pe_utilization: float  # MACs / (PEs * MACs per PE per cycle * cycles)
+    compute_busy_cycles: int  # cycles in which the array computed
+    stall_cycles: dict[str, int]  # cycles the array waited, by cause (STALL_CAUSES)
+    energy_pj: float
+    energy_breakdown_pj: dict[str, float]
+    accesses: dict[str, TensorAccesses]
+    noc_words: int  # words carried by the distribution network (each multicast once)
+    noc_delivered_words: int  # words written into PE L1s by it
+    multicast_factor: float  # delivered / carried
+    egress_words: int  # partial sums entering the reduction / collection network
+    l1_required_bytes: int
+    l2_required_bytes: int
+    l1_size_bytes: int
+    l2_size_bytes: int
+    steps: int
+    events: int
+    wall_seconds: float = field(default=0.0, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_row(self) -> dict[str, Any]:
+        """Flat row; per-tensor columns use MAESTRO's CSV names (``filter`` for weights)."""
+        row: dict[str, Any] = {
+            "Layer": self.layer,
+            "Type": self.op,
+            "Hardware": self.hw,
+            "Mode": self.mode,
+            "NumPEs": self.num_pes,
+            "Runtime (Cycles)": self.cycles,
+            "Num MACs": self.macs,
+            "PE Utilization": self.pe_utilization,
+            "Activity count-based Energy (nJ)": self.energy_pj / 1000.0,
+            "L1 SRAM Size Req (Bytes)": self.l1_required_bytes,
+            "L2 SRAM Size Req (Bytes)": self.l2_required_bytes,
+            "Compute Busy (Cycles)": self.compute_busy_cycles,
+        }
+        for cause in STALL_CAUSES:
+            row[f"Stall {cause} (Cycles)"] = self.stall_cycles.get(cause, 0)
+        for tensor in TENSORS:
+            acc = self.accesses[tensor]
+            name = _MAESTRO_TENSOR[tensor]
+            for level in ("l1", "l2"):
+                row[f"{name} {level} read"] = getattr(acc, f"{level}_read")
+                row[f"{name} {level} write"] = getattr(acc, f"{level}_write")
+            row[f"{name} dram read"] = acc.dram_read
+            row[f"{name} dram write"] = acc.dram_write
+        row["NoC Words"] = self.noc_words
+        row["Multicasting Factor"] = self.multicast_factor
+        for part, value in self.energy_breakdown_pj.items():
+            row[f"Energy {part} (pJ)"] = value
+        return row
+
+
+@dataclass
+class NetworkResult:
+    """A network run: its layers and their sums."""
+
+    network: str
+    layers: list[LayerResult]
+
+    @property
+    def cycles(self) -> int:
+        return sum(r.cycles for r in self.layers)
+
+    @property
+    def macs(self) -> int:
+        return sum(r.macs for r in self.layers)
+
+    @property
+    def energy_pj(self) -> float:
+        return sum(r.energy_pj for r in self.layers)
+
+    def total_accesses(self) -> dict[str, TensorAccesses]:
+        total = {t: TensorAccesses() for t in TENSORS}
+        for r in self.layers:
+            for t in TENSORS:
+                total[t].add(r.accesses[t])
+        return total
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [r.to_dict() for r in self.layers]
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([r.to_row() for r in self.layers])
+
+    def summary(self) -> dict[str, Any]:
+        """Network totals (cycles, MACs, energy, accesses) as a dict."""
+        num_pes = self.layers[0].num_pes if self.layers else 0
+        cycles = self.cycles
+        return {
+            "network": self.network,
+            "layers": len(self.layers),
+            "cycles": cycles,
+            "macs": self.macs,
+            "pe_utilization": self.macs / (num_pes * cycles) if cycles and num_pes else 0.0,
+            "energy_pj": self.energy_pj,
+            "accesses": {t: asdict(a) for t, a in self.total_accesses().items()},
+        }
+
+
+def write_json(results: Iterable[LayerResult], path: str) -> None:
+    """A JSON list with one object per layer."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump([r.to_dict() for r in results], f, indent=2)
