@@ -245,8 +245,9 @@ def _translate_window(
         )
     filt = canon_dirs.get(filt_dim) if filt_dim else None
     filt_extent = extents[filt_dim] if filt_dim else 1
+    zipped = filt is not None and filt.kind == "spatial" and d.kind == "spatial"
     split = filt is not None and filt.size < filt.nominal_extent
-    if not split:
+    if not zipped and not split:
         if d.size < filt_extent:
             raise MappingError(
                 f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold the whole filter "
@@ -262,7 +263,7 @@ def _translate_window(
         offset = d.offset // stride
     else:
         assert filt is not None
-        if not (d.kind == "spatial" and filt.kind == "spatial"):
+        if not zipped:
             raise MappingError(
                 f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
                 f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
@@ -317,3 +318,54 @@ def _check_coverage(level: Level, source: str) -> None:
             "temporally or at another cluster level",
             source=source, line=moving[1].line,
         )
+
+
+def _footprint(nest: LoopNest, role: str, sizes: dict[str, int]) -> int:
+    """Words of tensor ``role`` touched by a box of ``sizes`` per dimension."""
+    return prod(sum(c * (sizes[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role])
+
+
+def nominal_tile_words(cm: CompiledMapping) -> tuple[dict[str, int], dict[str, int]]:
+    """Largest per-PE tile and largest L2 tile of each tensor, in words.
+
+    The PE tile is the innermost level's window sizes; the L2 tile is the union of the
+    level-0 windows of all top-level sub-units. Full windows are the largest (edges only
+    shrink), so these are the buffer needs of the mapping.
+    """
+    pe = {ld.dim: ld.size for ld in cm.levels[-1].directives}
+    l0 = cm.levels[0]
+    used = min(l0.units, l0.spatial_windows) if l0.spatial else 1
+    top = {}
+    for ld in l0.directives:
+        span = ld.size if ld.kind == "temporal" or ld.offset == 0 else ld.size + (used - 1) * ld.offset
+        top[ld.dim] = min(span, ld.nominal_extent)
+    roles = cm.nest.tensors
+    return ({r: _footprint(cm.nest, r, pe) for r in roles}, {r: _footprint(cm.nest, r, top) for r in roles})
+
+
+def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: bool, l2_double: bool) -> tuple[int, int]:
+    """(L1 bytes per PE, L2 bytes) the mapping needs, doubled where double-buffered."""
+    pe, top = nominal_tile_words(cm)
+    return (
+        sum(pe.values()) * word_size_bytes * (2 if l1_double else 1),
+        sum(top.values()) * word_size_bytes * (2 if l2_double else 1),
+    )
+
+
+def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_bytes: int,
+               l1_double: bool, l2_double: bool) -> list[str]:
+    """Problems (empty if none) of tiles that do not fit their buffers, one message each."""
+    l1_need, l2_need = buffer_needs_bytes(cm, word_size_bytes, l1_double, l2_double)
+    pe, top = nominal_tile_words(cm)
+    problems = []
+    if l1_need > l1_bytes:
+        problems.append(
+            f"L1 overflow: each PE needs {l1_need} bytes (input {pe['input']}, weight {pe['weight']}, "
+            f"output {pe['output']} words{', double-buffered' if l1_double else ''}) but L1 has {l1_bytes} bytes"
+        )
+    if l2_need > l2_bytes:
+        problems.append(
+            f"L2 overflow: the L2 tile needs {l2_need} bytes (input {top['input']}, weight {top['weight']}, "
+            f"output {top['output']} words{', double-buffered' if l2_double else ''}) but L2 has {l2_bytes} bytes"
+        )
+    return problems

@@ -50,10 +50,13 @@ class EventSink(Protocol):
 
 @dataclass(frozen=True)
 class SimOptions:
-    """How to simulate: fidelity ``mode`` and ``per_pe`` (one event per PE and packet)."""
+    """How to simulate: fidelity ``mode``; ``per_pe`` (one event per PE and packet, the
+    unrolled reference); ``fast_forward`` (identical steps in a proven steady state run as one
+    block: same cycles and counts, fewer events)."""
 
     mode: Mode = "realistic"
     per_pe: bool = False
+    fast_forward: bool = True  # execute proven steady-state repeats as one block
 
 
 def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
@@ -148,7 +151,8 @@ class LayerSimulation:
         self.ready = simpy.Store(env)
         self.drain_q = simpy.Store(env)
         self.wb_q = simpy.Store(env)
-        self.profile = ScheduleProfile(cm, self.profile_options)
+        l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if double_l2 else 1)
+        self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
         self.acc = {t: TensorAccesses() for t in TENSORS}
         self.stall = {c: 0 for c in STALL_CAUSES}
@@ -161,6 +165,13 @@ class LayerSimulation:
         self.last_drain_end = 0
         self.end_time = 0
         self.steps_done = 0
+        # steady-state fast-forward (see _completed); needs outputs not to share the
+        # operands' network, and per-PE execution is the unrolled reference
+        self.fast_forward = self.options.fast_forward and not self.options.per_pe and self.egress is not self.noc
+        self.ff_hint: tuple | None = None
+        self.rec: dict[int, list[float]] = {}
+        self.rec_stalls: dict[int, tuple] = {}
+        self.recent: list[tuple] = []
         env.process(self._dma_in())
         env.process(self._distribute())
         env.process(self._compute())
@@ -225,7 +236,7 @@ class LayerSimulation:
         step = 0
         tile = -1
         l2_arrival = 0.0
-        for demand, repeat in self.profile.steps():
+        for run, (demand, repeat) in enumerate(self.profile.steps()):
             if self.maestro:
                 words = demand.input.words + demand.weight.words + demand.readback.words
                 parts = [("", words, ceil(words / self.ingress_bw), ())] if words else []
@@ -233,66 +244,120 @@ class LayerSimulation:
                 parts = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
                          for tensor, ts in (("input", demand.input), ("weight", demand.weight),
                                             ("output", demand.readback)) if ts.words]
-            for _ in range(repeat):
-                if demand.top_step_first:
+            eligible = self.fast_forward and not (demand.tile_first or demand.tile_last)
+            done = 0
+            while done < repeat:
+                begin = env.now
+                if demand.tile_first:
                     tile, l2_arrival = yield self.l2_ready.get()
                 yield self.l1_slots.get(1)
+                hint = self.ff_hint
+                count = repeat - done if eligible and hint is not None and hint[0] == run else 1
+                slot_at = env.now
                 if parts:
                     yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw)
-                self._count_ingress(demand)
-                self.ready.put((step, demand, env.now + latency, l2_arrival, tile))
-                if demand.top_step_last:
+                self._count_ingress(demand, count)
+                if self.fast_forward and count == 1:
+                    self.rec[step] = [begin, slot_at, env.now]
+                self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, tile))
+                if count > 1:
+                    # the remaining identical steps repeat the steady state, one period each
+                    yield env.timeout((count - 1) * hint[1])
+                if demand.tile_last:
                     self.l2_slots.put(1)
-                step += 1
+                step += count
+                done += count
 
-    def _count_ingress(self, d: StepDemand) -> None:
+    def _count_ingress(self, d: StepDemand, n: int) -> None:
+        """Count ``n`` steps' operand deliveries and MAC operand accesses."""
         for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            self.acc[tensor].l2_read += ts.words
-            self.acc[tensor].l1_write += ts.dest_words
-            self.acc[tensor].l1_read += d.macs
-            self.noc_words += ts.words
-            self.noc_dest += ts.dest_words
+            self.acc[tensor].l2_read += n * ts.words
+            self.acc[tensor].l1_write += n * ts.dest_words
+            self.acc[tensor].l1_read += n * d.macs
+            self.noc_words += n * ts.words
+            self.noc_dest += n * ts.dest_words
         out = self.acc["output"]
-        out.l2_read += d.readback.words
-        out.l1_write += d.readback.dest_words + d.macs
-        out.l1_read += d.macs
-        self.noc_words += d.readback.words
-        self.noc_dest += d.readback.dest_words
+        out.l2_read += n * d.readback.words
+        out.l1_write += n * (d.readback.dest_words + d.macs)
+        out.l1_read += n * d.macs
+        self.noc_words += n * d.readback.words
+        self.noc_dest += n * d.readback.dest_words
 
     def _compute(self):
         env = self.env
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
         pipeline = 0 if self.maestro else self.hw.pe_array.mac_pipeline_latency_cycles - 1
         total = self.cm.steps
-        for _ in range(total):
+        while self.steps_done < total:
             waited_from = env.now
-            step, demand, arrival, l2_arrival, tile = yield self.ready.get()
-            if env.now < arrival:
-                yield env.timeout(arrival - env.now)
-            waited = env.now - waited_from
+            step, run, count, demand, arrival, l2_arrival, tile = yield self.ready.get()
+            start = max(env.now, arrival)
+            waited = start - waited_from
             dram_part = min(waited, max(0.0, l2_arrival - waited_from))
-            self.stall["dram"] += int(dram_part)
-            self.stall["distribution_noc"] += int(waited - dram_part)
-            start = env.now
+            stalls = [int(dram_part), int(waited - dram_part), 0]  # dram, noc, reduction
             cycles = ceil(demand.max_pe_macs / mpc)
             if self.options.per_pe:
+                if start > env.now:
+                    yield env.timeout(start - env.now)
                 procs = [env.process(self._pe(step, pe, m, mpc)) for pe, m in enumerate(demand.pe_macs) if m]
                 yield env.all_of(procs)
-            elif cycles:
-                yield env.timeout(cycles)
+            elif start + cycles > env.now:
+                yield env.timeout(start + cycles - env.now)
+            if cycles and not self.options.per_pe:
                 self._record("pe_array", "compute", start, env.now, step, "", demand.macs, demand.active_pes)
-            self.busy += env.now - start
-            self.macs += demand.macs
-            self.last_compute_end = env.now
-            self.l1_slots.put(1)
-            last_tile_step = demand.top_step_last and self.tiles[tile].write_words > 0
-            if demand.drain_groups or last_tile_step:
-                t0 = env.now
+            computed_at = env.now
+            last_tile_step = demand.tile_last and self.tiles[tile].write_words > 0
+            drains = bool(demand.drain_groups or last_tile_step)
+            if count == 1:
+                self.l1_slots.put(1)
+            if drains:
                 yield self.out_slots.get(1)
-                self.stall["reduction"] += int(env.now - t0)
-                self.drain_q.put((step, demand, env.now + pipeline, tile if last_tile_step else -1))
-            self.steps_done += 1
+                stalls[2] = int(env.now - computed_at)
+                period = self.ff_hint[1] if count > 1 else 0
+                self.drain_q.put((step, run, count, demand, env.now + pipeline,
+                                  tile if last_tile_step else -1, period))
+            if count > 1:
+                period, per_step_stalls = self.ff_hint[1], self.ff_hint[2]
+                # steady state: compute ends one period later per step; its buffer is freed
+                # when the last step's computation ends
+                yield env.timeout((count - 1) * period - stalls[2])
+                self.l1_slots.put(1)
+                if stalls[2]:
+                    yield env.timeout(stalls[2])
+                stalls = [a + (count - 1) * b for a, b in zip(stalls, per_step_stalls)]
+            elif self.fast_forward:
+                self.rec[step] += [waited_from, start, computed_at, env.now]
+                self.rec_stalls[step] = tuple(stalls)
+                if not drains:
+                    self._completed(step, run)
+            self.stall["dram"] += stalls[0]
+            self.stall["distribution_noc"] += stalls[1]
+            self.stall["reduction"] += stalls[2]
+            self.busy += count * cycles
+            self.macs += count * demand.macs
+            self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * (self.ff_hint[1] if count > 1 else 0))
+            self.steps_done += count
         self.drain_q.put(None)
+
+    def _completed(self, step: int, run: int) -> None:
+        """A step has left every stage: look for the steady state of its run.
+
+        The pipeline is a deterministic max-plus system whose state at a step is the last two
+        steps' event times. When three consecutive identical steps show every event time
+        shifted by one common period, all later identical steps repeat that shift exactly, so
+        they can be executed as one block of ``count`` periods.
+        """
+        self.recent.append((step, run, tuple(self.rec.pop(step)), self.rec_stalls.pop(step)))
+        if len(self.recent) > 3:
+            self.recent.pop(0)
+        if len(self.recent) < 3 or self.ff_hint is not None and self.ff_hint[0] == run:
+            return
+        (s0, r0, t0, x0), (s1, r1, t1, x1), (s2, r2, t2, x2) = self.recent
+        if not (r0 == r1 == r2 == run and s1 == s0 + 1 and s2 == s1 + 1 and x1 == x2 and len(t0) == len(t1) == len(t2)):
+            return
+        shifts = {b - a for a, b in zip(t0, t1)} | {b - a for a, b in zip(t1, t2)}
+        if len(shifts) == 1:
+            self.ff_hint = (run, shifts.pop(), x2)
 
     def _pe(self, step: int, pe: int, macs: int, mpc: int):
         start = self.env.now
@@ -306,9 +371,10 @@ class LayerSimulation:
             if item is None:
                 self.wb_q.put(None)
                 return
-            step, d, ready_at, tile = item
+            step, run, count, d, ready_at, tile, period = item
             if env.now < ready_at:
                 yield env.timeout(ready_at - env.now)
+            began = env.now
             latency = 0
             if d.drain_groups:
                 if self.maestro:
@@ -318,9 +384,14 @@ class LayerSimulation:
                     latency = self._reduction_latency(d.drain_max_group)
                 yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw)
                 out = self.acc["output"]
-                out.l1_read += d.drain_pe_words
-                out.l2_write += d.drain_words
-                self.egress_words += d.drain_pe_words
+                out.l1_read += count * d.drain_pe_words
+                out.l2_write += count * d.drain_words
+                self.egress_words += count * d.drain_pe_words
+            if count > 1:
+                yield env.timeout((count - 1) * period)
+            elif self.fast_forward:
+                self.rec[step] += [began, env.now]
+                self._completed(step, run)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             if latency:
                 env.process(self._land(latency, tile))

@@ -62,8 +62,8 @@ class StepDemand:
     drain_max_group: int  # largest spatial reduction group (PEs)
     drain_partial: bool  # the drained tiles are partial sums (revisited later)
     reduction_serial_cycles: int  # sum over groups of ceil(words / reduction bandwidth)
-    top_step_first: bool  # first step of an L2 tile
-    top_step_last: bool  # last step of an L2 tile
+    tile_first: bool  # first step of an L2 tile
+    tile_last: bool  # last step of an L2 tile
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
 
@@ -108,12 +108,24 @@ def _ceil_div(a: np.ndarray, b: float) -> np.ndarray:
     return np.ceil(a / b).astype(np.int64)
 
 
+_HASH_WEIGHTS = np.random.default_rng(20261121).integers(1, 2**62, size=64, dtype=np.int64) | 1
+
+
 def _groups(rows: np.ndarray, keys: np.ndarray, distinct: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group entries by (row, key): (row of each group, index of its first entry, size).
-    Without ``distinct`` every entry is its own group."""
+    Without ``distinct`` every entry is its own group.
+
+    Keys are hashed to one int64 for speed; the grouping is then verified exactly and falls
+    back to a full row comparison if two different keys ever share a hash.
+    """
     if len(rows) == 0 or not distinct:
         return rows, np.arange(len(rows)), np.ones(len(rows), dtype=np.int64)
-    _, first, counts = np.unique(np.column_stack([rows, keys]), axis=0, return_index=True, return_counts=True)
+    table = np.column_stack([rows, keys])
+    with np.errstate(over="ignore"):
+        hashed = table @ _HASH_WEIGHTS[: table.shape[1]]
+    _, first, inverse, counts = np.unique(hashed, return_index=True, return_inverse=True, return_counts=True)
+    if not np.array_equal(table, table[first[inverse.ravel()]]):
+        _, first, counts = np.unique(table, axis=0, return_index=True, return_counts=True)
     return rows[first], first, counts
 
 
@@ -156,15 +168,16 @@ class ScheduleProfile:
     """The work list of a compiled mapping: step demands (streamed) and L2 tile demands.
 
     ``l1_required_words`` (largest per-PE footprint of all three tensors in one step) is
-    complete once :meth:`steps` has been exhausted; ``l2_required_words`` (largest L2 tile)
-    and ``tiles`` are known at construction.
+    complete once :meth:`steps` has been exhausted; ``l2_required_words`` (the largest data
+    of one level-0 iteration: the least L2 the mapping needs) and ``tiles`` (the L2 tiles
+    actually used, see :func:`_tile_demands`) are known at construction.
     """
 
-    def __init__(self, cm: CompiledMapping, opts: ProfileOptions):
+    def __init__(self, cm: CompiledMapping, opts: ProfileOptions, l2_capacity_words: int):
         self.cm = cm
         self.opts = opts
         self.l1_required_words = 0
-        self.tiles, self.l2_required_words = _tile_demands(cm)
+        self.tiles, self.steps_per_tile, self.l2_required_words = _tile_demands(cm, l2_capacity_words)
 
     def steps(self) -> Iterator[tuple[StepDemand, int]]:
         """(demand, repeat) for the whole schedule, consecutive equal demands merged."""
@@ -178,18 +191,18 @@ class ScheduleProfile:
         first = 0
         while first < total:
             n = min(chunk, total - first)
-            for d in self._chunk(step_boxes(cm, first, n), carry, run_steps, outer_red):
+            for d, count in self._chunk(step_boxes(cm, first, n), carry, run_steps, outer_red):
                 if d == pending:
-                    repeat += 1
+                    repeat += count
                 else:
                     if pending is not None:
                         yield pending, repeat
-                    pending, repeat = d, 1
+                    pending, repeat = d, count
             first += n
         if pending is not None:
             yield pending, repeat
 
-    def _chunk(self, sb: StepBoxes, carry: _Carry, run_steps: int, outer_red: list[int]) -> list[StepDemand]:
+    def _chunk(self, sb: StepBoxes, carry: _Carry, run_steps: int, outer_red: list[int]) -> list[tuple[StepDemand, int]]:
         cm, opts = self.cm, self.opts
         n, pes = sb.active.shape
         steps = np.arange(sb.first, sb.first + n, dtype=np.int64)
@@ -214,7 +227,8 @@ class ScheduleProfile:
         if footprint.size:
             self.l1_required_words = max(self.l1_required_words, int(footprint.max()))
 
-        sets: dict[str, list[TransferSet]] = {}
+        sets: dict[str, tuple] = {}
+        packets: list = []  # per tensor (input, weight, read-back): per step packet words
         for role in OPERANDS:
             slo, shi = boxes[role]
             lo, hi = slo[:, 1:], shi[:, 1:]
@@ -231,6 +245,7 @@ class ScheduleProfile:
             gwords = words[gfirst]
             sets[role] = self._transfer_sets(
                 n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle)
+            packets.append(_split(gwords, grow, n) if opts.detail else None)
 
         # ---- outputs: a run is the steps over one output tile --------------------------
         olo, ohi = _take(boxes["output"][0], ff_idx), _take(boxes["output"][1], ff_idx)
@@ -244,16 +259,10 @@ class ScheduleProfile:
             revisit |= idx[i] > 0
             last_visit &= idx[i] == cm.loops[i].trips - 1
         # which PEs worked in the current run so far: an OR restarted at run starts
-        worked_any = np.zeros((n, pes), dtype=bool)
-        starts = np.nonzero(run_start)[0]
-        bounds = np.concatenate([[0], starts, [n]])
-        for lo_row, hi_row in zip(bounds[:-1], bounds[1:]):
-            if hi_row <= lo_row:
-                continue
-            seg = np.logical_or.accumulate(act[lo_row:hi_row], axis=0)
-            if lo_row == 0 and not run_start[0]:
-                seg |= carry.run_active[None, :]
-            worked_any[lo_row:hi_row] = seg
+        done = np.cumsum(act, axis=0, dtype=np.int64)
+        start_row = np.maximum.accumulate(np.where(run_start, np.arange(n), -1))
+        before = np.where((start_row > 0)[:, None], done[np.maximum(start_row - 1, 0)], 0)
+        worked_any = np.where((start_row >= 0)[:, None], done - before > 0, carry.run_active[None, :] | (done > 0))
         carry.run_active = worked_any[-1].copy()
 
         drow, dpe = np.nonzero(worked_any & run_end[:, None])
@@ -273,6 +282,7 @@ class ScheduleProfile:
         rwords = ovol[rrow, rpe][gfirst]
         readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n),
                                        opts.noc_bandwidth_words_per_cycle)
+        packets.append(_split(rwords, grow, n) if opts.detail else None)
 
         # ---- carry to the next chunk ----------------------------------------------------
         last = ff_idx[-1][None, :]
@@ -280,37 +290,43 @@ class ScheduleProfile:
             carry.boxes[role] = (_take(slo, last)[:, 0, :].copy(), _take(shi, last)[:, 0, :].copy())
         carry.valid = carry.valid | act.any(axis=0)
 
-        per_top = cm.steps_per_top_step
-        top_first = (steps % per_top == 0).tolist()
-        top_last = ((steps + 1) % per_top == 0).tolist()
-        macs = macs_pe.sum(axis=1).tolist()
-        active_pes = act.sum(axis=1).tolist()
-        max_pe = macs_pe.max(axis=1).tolist()
-        partial = ((drain_groups > 0) & ~last_visit).tolist()
-        cols = [c.tolist() for c in (drain_groups, drain_words, drain_pe_words, drain_max, drain_serial)]
-        pe_macs = [tuple(r) for r in macs_pe.tolist()] if opts.detail else [()] * n
-        return [
-            StepDemand(
-                macs[t], active_pes[t], max_pe[t], sets["input"][t], sets["weight"][t], readback[t],
-                cols[0][t], cols[1][t], cols[2][t], cols[3][t], partial[t], cols[4][t],
-                top_first[t], top_last[t], pe_macs[t], drain_lists[t],
+        per_top = self.steps_per_tile
+        top_first = steps % per_top == 0
+        top_last = (steps + 1) % per_top == 0
+        partial = (drain_groups > 0) & ~last_visit
+        scalars = np.column_stack([
+            macs_pe.sum(axis=1), act.sum(axis=1), macs_pe.max(axis=1),
+            *sets["input"], *sets["weight"], *readback,
+            drain_groups, drain_words, drain_pe_words, drain_max, partial, drain_serial, top_first, top_last,
+        ])
+        if opts.detail:
+            changes = np.arange(n)
+        else:
+            changes = np.nonzero(np.r_[True, np.any(scalars[1:] != scalars[:-1], axis=1)])[0]
+        ends = np.r_[changes[1:], n]
+        rows = scalars[changes].tolist()
+        pe_macs = [tuple(macs_pe[t].tolist()) for t in changes] if opts.detail else None
+        out = []
+        for i, (t, row) in enumerate(zip(changes.tolist(), rows)):
+            sets_t = [TransferSet(*row[3 + 4 * j: 7 + 4 * j], packets[j][t] if opts.detail else ()) for j in range(3)]
+            demand = StepDemand(
+                row[0], row[1], row[2], sets_t[0], sets_t[1], sets_t[2],
+                row[15], row[16], row[17], row[18], bool(row[19]), row[20], bool(row[21]), bool(row[22]),
+                pe_macs[i] if opts.detail else (), drain_lists[t],
             )
-            for t in range(n)
-        ]
+            out.append((demand, int(ends[i] - t)))
+        return out
 
     def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray, dest: np.ndarray,
-                       bandwidth: float) -> list[TransferSet]:
-        """Per-step TransferSets from packets (row, words) and per-row delivered words."""
-        count = _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n).tolist()
-        words = _per_row_sums(grow, gwords, n).tolist()
-        serial = _per_row_sums(grow, _ceil_div(gwords, bandwidth), n).tolist()
-        packets = _split(gwords, grow, n) if self.opts.detail else [()] * n
-        dest_l = dest.tolist()
-        empty = TransferSet()
-        return [
-            TransferSet(count[t], words[t], dest_l[t], serial[t], packets[t]) if count[t] else empty
-            for t in range(n)
-        ]
+                       bandwidth: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per-step (packets, distinct words, delivered words, serial cycles) from packets
+        (row, words) and per-row delivered words."""
+        return (
+            _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n),
+            _per_row_sums(grow, gwords, n),
+            dest,
+            _per_row_sums(grow, _ceil_div(gwords, bandwidth), n),
+        )
 
 
 def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -363,37 +379,74 @@ def _delta_runs(lo, hi, plo, phi, full: list[int], layout: tuple[int, ...]) -> i
     return _runs(ext, full, layout)
 
 
-def _tile_demands(cm: CompiledMapping) -> tuple[list[TileDemand], int]:
-    """DRAM traffic of every L2 tile in order, and the largest L2 tile in words."""
+def _tile_demands(cm: CompiledMapping, l2_capacity_words: int) -> tuple[list[TileDemand], int, int]:
+    """DRAM traffic of every L2 tile in order, the steps per L2 tile, and the smallest L2 tile
+    the mapping needs (one level-0 iteration) in words.
+
+    L2 holds the union of the data of as many innermost level-0 loops as fit in
+    ``l2_capacity_words`` (a double-buffered L2 offers half its size); the level-0 loops
+    outside them step from one L2 tile to the next.
+    """
     top = _top_level_mapping(cm)
     n = top.steps
-    sb = step_boxes(top, 0, n)
-    act = sb.active
-    any_act = act.any(axis=1)
     nest = cm.nest
+    big = np.iinfo(np.int64).max
+    parts: dict[str, list] = {role: [] for role in nest.tensors}
+    any_active = []
+    chunk = max(1, MAX_CHUNK_ELEMENTS // max(top.used_pes, 1))
+    for first in range(0, n, chunk):
+        sb = step_boxes(top, first, min(chunk, n - first))
+        for role in nest.tensors:
+            lo, hi = _tensor_box(cm, role, sb)
+            parts[role].append((np.where(sb.active[None], lo, big).min(axis=2),
+                                np.where(sb.active[None], hi, -1).max(axis=2)))
+        any_active.append(sb.active.any(axis=1))
+    boxes = {role: (np.concatenate([p[0] for p in ps], axis=1), np.concatenate([p[1] for p in ps], axis=1))
+             for role, ps in parts.items()}
+    act = np.concatenate(any_active)
+    loops0 = top.loops
+
+    def tiles_for(k: int) -> tuple[dict, np.ndarray, np.ndarray]:
+        inner = prod(loop.trips for loop in loops0[k:])
+        groups = n // inner
+        out, words = {}, np.zeros(groups, dtype=np.int64)
+        for role, (lo, hi) in boxes.items():
+            tlo = lo.reshape(lo.shape[0], groups, inner).min(axis=2)
+            thi = hi.reshape(hi.shape[0], groups, inner).max(axis=2)
+            out[role] = (tlo, thi)
+            words += np.prod(np.clip(thi - tlo + 1, 0, None), axis=0)
+        valid = act.reshape(groups, inner).any(axis=1)
+        return out, np.where(valid, words, 0), valid
+
+    minimum = int(tiles_for(len(loops0))[1].max()) if n else 0
+    for k in range(len(loops0) + 1):
+        tile_boxes, words, valid = tiles_for(k)
+        if words.max() <= l2_capacity_words or k == len(loops0):
+            break
+    dram_view = CompiledMapping(cm.layer, nest, top.levels, loops0[:k], top.num_pes, cm.source)
+    steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in loops0[k:])
+    return _tile_sequence(dram_view, tile_boxes, valid), steps_per_tile, minimum
+
+
+def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -> list[TileDemand]:
+    """TileDemands of consecutive L2 tiles (boxes per tensor, indexed by the view's loops)."""
+    nest = view.nest
     full = {role: [sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in axes]
             for role, axes in nest.tensors.items()}
-    big = np.iinfo(np.int64).max
-    bbox = {}
-    tile_words = np.zeros(n, dtype=np.int64)
-    for role in nest.tensors:
-        lo, hi = _tensor_box(cm, role, sb)
-        blo = np.where(act[None], lo, big).min(axis=2)
-        bhi = np.where(act[None], hi, -1).max(axis=2)
-        bbox[role] = (blo.T.tolist(), bhi.T.tolist())
-        tile_words += np.where(any_act, np.prod(np.clip(bhi - blo + 1, 0, None), axis=0), 0)
-    run_steps, outer_red = _output_loop_structure(top)
-    idx = [i.tolist() for i in loop_indices(top, np.arange(n, dtype=np.int64))]
+    n = len(valid)
+    run_steps, outer_red = _output_loop_structure(view)
+    idx = [i.tolist() for i in loop_indices(view, np.arange(n, dtype=np.int64))]
+    lists = {role: (lo.T.tolist(), hi.T.tolist()) for role, (lo, hi) in tile_boxes.items()}
     demands: list[TileDemand] = []
     prev: dict[str, tuple | None] = {role: None for role in nest.tensors}
     for t in range(n):
         reads = {role: 0 for role in nest.tensors}
         runs = {role: 0 for role in nest.tensors}
-        if not any_act[t]:
+        if not valid[t]:
             demands.append(TileDemand(reads, runs, 0, 0, False))
             continue
         for role in OPERANDS:
-            lo, hi = bbox[role][0][t], bbox[role][1][t]
+            lo, hi = lists[role][0][t], lists[role][1][t]
             vol = prod(h - l + 1 for l, h in zip(lo, hi))
             p = prev[role]
             inter = 0 if p is None else prod(max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *p))
@@ -401,12 +454,12 @@ def _tile_demands(cm: CompiledMapping) -> tuple[list[TileDemand], int]:
             if vol > inter:
                 runs[role] = _delta_runs(lo, hi, *(p if p is not None else (None, None)), full[role], nest.layout(role))
             prev[role] = (lo, hi)
-        olo, ohi = bbox["output"][0][t], bbox["output"][1][t]
+        olo, ohi = lists["output"][0][t], lists["output"][1][t]
         oext = [h - l + 1 for l, h in zip(olo, ohi)]
         ovol = prod(oext)
         oruns = _runs(oext, full["output"], nest.layout("output"))
         revisit = any(idx[i][t] > 0 for i in outer_red)
-        last_visit = all(idx[i][t] == top.loops[i].trips - 1 for i in outer_red)
+        last_visit = all(idx[i][t] == view.loops[i].trips - 1 for i in outer_red)
         start = t % run_steps == 0
         end = (t + 1) % run_steps == 0 or t == n - 1
         if start and revisit:
@@ -414,4 +467,4 @@ def _tile_demands(cm: CompiledMapping) -> tuple[list[TileDemand], int]:
         demands.append(
             TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, bool(end and not last_visit))
         )
-    return demands, int(tile_words.max()) if n else 0
+    return demands

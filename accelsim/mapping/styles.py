@@ -1,0 +1,183 @@
+"""Named dataflow styles: for any layer and array, a legal MAESTRO mapping in that style.
+
+Each style fixes which dimensions are spatial and the loop order (as the accelerator it is
+named after constrains them) and picks tile sizes: the largest that fit L1 and L2 (double
+buffered where the hardware is) and the PE array. The directive forms follow MAESTRO's own
+example mappings and FLASH Table 2 for GEMM:
+
+- ``nvdla_like`` (KC-P, weight stationary): K across clusters, C within a cluster.
+- ``eyeriss_like`` (YR-P, row stationary): output rows across clusters of Sz(R) PEs; within a
+  cluster input rows and filter rows together, partial sums reduced across the cluster.
+- ``shidiannao_like`` (YX-P, output stationary): output rows across clusters, output columns
+  within; each PE accumulates one output over C, R and S.
+- ``tpu_like`` (systolic weight stationary): K across array columns, C (GEMM: K) down each
+  column; one weight per PE, activations stream through.
+- ``maeri_like``: a virtual neuron of ``c x R x S`` multipliers per output (K across virtual
+  neurons), reduced over the adder tree.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from accelsim.errors import InputError
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
+from accelsim.mapping.compile import check_fits, compile_mapping
+from accelsim.workload.ops import Layer, OpType
+
+StyleFn = Callable[[Layer, HardwareSpec, int], list[Directive]]
+
+
+def _t(size: int, offset: int, dim: str) -> MapDirective:
+    return MapDirective("temporal", size, offset, dim, 0)
+
+
+def _s(size: int, offset: int, dim: str) -> MapDirective:
+    return MapDirective("spatial", size, offset, dim, 0)
+
+
+def _c(size: int) -> ClusterDirective:
+    return ClusterDirective(size, 0)
+
+
+def _pow2_at_most(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def _candidates(limit: int) -> list[int]:
+    """Tile sizes to try, largest first: powers of two up to ``limit`` and ``limit`` itself."""
+    sizes = {limit}
+    p = 1
+    while p < limit:
+        sizes.add(p)
+        p *= 2
+    return sorted(sizes, reverse=True)
+
+
+# ---------------------------------------------------------------------------- conv family
+def _nvdla(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        lam = min(_pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
+        return [_s(1, 1, "N"), _t(lam * t, lam * t, "K"), _t(1, 1, "M"), _c(lam),
+                _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
+    if layer.op in (OpType.DWCONV, OpType.RESADD):
+        return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
+    lam = min(_pow2_at_most(min(64, hw.num_pes)), s["C"])
+    return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
+            _t(s["S"], layer.stride_x, "X"), _c(lam), _s(t, t, "C")]
+
+
+def _eyeriss(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        lam = min(12, hw.num_pes, s["K"])
+        return [_s(1, 1, "M"), _t(1, 1, "N"), _t(lam * t, lam * t, "K"), _c(lam),
+                _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
+    if layer.op is OpType.RESADD:
+        return [_s(1, 1, "Y"), _t(1, 1, "C"), _t(1, 1, "X")]
+    r = s["R"]
+    stride = layer.stride_y
+    first = [_t(t, t, "K")] if layer.op is not OpType.DWCONV else []
+    return first + [_t(t, t, "C"), _s(r, stride, "Y"), _t(s["S"], layer.stride_x, "X"),
+                    _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
+
+
+def _shidiannao(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        lam = min(8, hw.num_pes, s["N"])
+        return [_s(1, 1, "M"), _t(lam, lam, "N"), _t(t, t, "K"), _c(lam),
+                _t(1, 1, "M"), _s(1, 1, "N"), _t(t, t, "K")]
+    if layer.op is OpType.RESADD:
+        lam = min(8, hw.num_pes, layer.out_x)
+        return [_t(1, 1, "C"), _s(1, 1, "Y"), _t(lam, lam, "X"), _c(lam), _s(1, 1, "X")]
+    lam = min(8, hw.num_pes, layer.out_x)
+    sy, sx = layer.stride_y, layer.stride_x
+    first = [_t(1, 1, "K")] if layer.op is not OpType.DWCONV else []
+    return first + [_s(s["R"], sy, "Y"), _t((lam - 1) * sx + s["S"], lam * sx, "X"), _t(t, t, "C"),
+                    _c(lam), _s(s["S"], sx, "X")]
+
+
+def _tpu(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+    rows, cols = hw.pe_array.rows or 1, hw.pe_array.cols or hw.num_pes
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        k = min(rows, s["K"])
+        return [_s(1, 1, "N"), _t(k, k, "K"), _t(t, t, "M"), _c(k), _s(1, 1, "K")]
+    if layer.op in (OpType.DWCONV, OpType.RESADD):
+        return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
+    c = min(rows, s["C"])
+    return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "R"), _t(1, 1, "S"),
+            _t(1, 1, "Y'"), _t(t, t, "X'"), _c(c), _s(1, 1, "C")]
+
+
+def _maeri(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        lam = min(t, s["K"])
+        return [_t(1, 1, "M"), _s(1, 1, "N"), _t(lam, lam, "K"), _c(lam),
+                _t(1, 1, "M"), _t(1, 1, "N"), _s(1, 1, "K")]
+    if layer.op is OpType.RESADD:
+        return [_s(1, 1, "C"), _t(1, 1, "Y"), _t(1, 1, "X")]
+    r, sz = s["R"], s["S"]
+    if layer.op is OpType.DWCONV:
+        return [_s(1, 1, "C"), _t(r, layer.stride_y, "Y"), _t(sz, layer.stride_x, "X"),
+                _c(r * sz), _s(1, 1, "R"), _c(sz), _s(1, 1, "S")]
+    return [_s(1, 1, "K"), _t(t, t, "C"), _t(r, layer.stride_y, "Y"), _t(sz, layer.stride_x, "X"),
+            _c(t * r * sz), _s(1, 1, "C"), _c(r * sz), _s(1, 1, "R"), _c(sz), _s(1, 1, "S")]
+
+
+STYLES: dict[str, StyleFn] = {
+    "nvdla_like": _nvdla,
+    "eyeriss_like": _eyeriss,
+    "shidiannao_like": _shidiannao,
+    "tpu_like": _tpu,
+    "maeri_like": _maeri,
+}
+
+
+def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
+    """Upper bound of the style's free tile parameter."""
+    s = layer.sizes
+    if layer.op is OpType.GEMM:
+        return {"nvdla_like": max(1, s["K"] // min(_pow2_at_most(min(64, hw.num_pes)), s["K"])),
+                "eyeriss_like": max(1, s["K"] // min(12, hw.num_pes, s["K"])),
+                "shidiannao_like": s["K"], "tpu_like": s["M"],
+                "maeri_like": min(s["K"], hw.num_pes)}[style]
+    if style == "nvdla_like":
+        return max(1, s["C"] // min(_pow2_at_most(min(64, hw.num_pes)), s["C"]))
+    if style == "eyeriss_like":
+        return min(s["C"], s.get("K", 1)) if layer.op is not OpType.DWCONV else s["C"]
+    if style == "shidiannao_like":
+        return s["C"]
+    if style == "tpu_like":
+        return layer.out_x
+    return max(1, min(s["C"], hw.num_pes // (s["R"] * s["S"])))
+
+
+def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]:
+    """The mapping of ``layer`` in ``style`` with the largest tiles that fit ``hw``."""
+    if style not in STYLES:
+        raise InputError(f"unknown dataflow style {style!r}; expected one of {', '.join(STYLES)}")
+    if style == "maeri_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+        need = layer.sizes["R"] * layer.sizes["S"]
+        if need > hw.num_pes:
+            raise InputError(
+                f"layer {layer.name!r}: maeri_like needs a virtual neuron of R x S = {need} "
+                f"multipliers but the array has {hw.num_pes} PEs")
+    failures = []
+    for t in _candidates(_tile_limit(style, layer, hw)):
+        dataflow = STYLES[style](layer, hw, t)
+        cm = compile_mapping(layer, dataflow, hw.num_pes, source=f"style {style}")
+        problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
+                              hw.l1.double_buffered, hw.l2.double_buffered)
+        if not problems:
+            return dataflow
+        failures = problems
+    raise InputError(
+        f"layer {layer.name!r}: no {style} mapping fits {hw.name}: " + "; ".join(failures))
