@@ -39,6 +39,7 @@ from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, Ti
 from accelsim.sim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
 
 Mode = Literal["realistic", "maestro"]
+MIN_BLOCK_STEPS = 4  # fewest identical steps worth executing as one steady-state block
 
 
 class EventSink(Protocol):
@@ -145,8 +146,9 @@ class LayerSimulation:
         self.egress = self.noc if shared_egress else simpy.Resource(env, 1)
         self.dram = simpy.Resource(env, 1)
         self.l2_slots = simpy.Container(env, capacity=2 if double_l2 else 1, init=2 if double_l2 else 1)
-        self.l1_slots = simpy.Container(env, capacity=2 if double_l1 else 1, init=2 if double_l1 else 1)
-        self.out_slots = simpy.Container(env, capacity=2 if double_l1 else 1, init=2 if double_l1 else 1)
+        self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
+        self.l1_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
+        self.out_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
         self.l2_ready = simpy.Store(env)
         self.ready = simpy.Store(env)
         self.drain_q = simpy.Store(env)
@@ -252,7 +254,9 @@ class LayerSimulation:
                     tile, l2_arrival = yield self.l2_ready.get()
                 yield self.l1_slots.get(1)
                 hint = self.ff_hint
-                count = repeat - done if eligible and hint is not None and hint[0] == run else 1
+                count = 1
+                if eligible and hint is not None and hint[0] == run and repeat - done >= MIN_BLOCK_STEPS:
+                    count = repeat - done
                 slot_at = env.now
                 if parts:
                     yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw)
@@ -261,8 +265,12 @@ class LayerSimulation:
                     self.rec[step] = [begin, slot_at, env.now]
                 self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, tile))
                 if count > 1:
-                    # the remaining identical steps repeat the steady state, one period each
-                    yield env.timeout((count - 1) * hint[1])
+                    # the remaining identical steps repeat the steady state, one period each;
+                    # the other L1 buffer is taken when the second step would take it
+                    put_at = env.now
+                    if self.buffers == 2:
+                        yield self.l1_slots.get(1)
+                    yield env.timeout(put_at + (count - 1) * hint[1] - env.now)
                 if demand.tile_last:
                     self.l2_slots.put(1)
                 step += count
@@ -318,12 +326,18 @@ class LayerSimulation:
                                   tile if last_tile_step else -1, period))
             if count > 1:
                 period, per_step_stalls = self.ff_hint[1], self.ff_hint[2]
-                # steady state: compute ends one period later per step; its buffer is freed
-                # when the last step's computation ends
-                yield env.timeout((count - 1) * period - stalls[2])
-                self.l1_slots.put(1)
-                if stalls[2]:
-                    yield env.timeout(stalls[2])
+                # steady state: step i of the block computes one period after step i-1; the
+                # second output buffer is taken when the second step would take it, and the
+                # buffers are freed when the last steps' computations end
+                if drains and self.buffers == 2:
+                    yield env.timeout(computed_at + period - env.now)
+                    yield self.out_slots.get(1)
+                last_end = computed_at + (count - 1) * period
+                for release_at in range(self.buffers - 1, -1, -1):
+                    yield env.timeout(last_end - release_at * period - env.now)
+                    self.l1_slots.put(1)
+                if per_step_stalls[2]:
+                    yield env.timeout(per_step_stalls[2])
                 stalls = [a + (count - 1) * b for a, b in zip(stalls, per_step_stalls)]
             elif self.fast_forward:
                 self.rec[step] += [waited_from, start, computed_at, env.now]
@@ -366,9 +380,11 @@ class LayerSimulation:
 
     def _drain(self):
         env = self.env
+        landing: list = []
         while True:
             item = yield self.drain_q.get()
             if item is None:
+                yield env.all_of(landing)  # write-backs wait for the outputs to land in L2
                 self.wb_q.put(None)
                 return
             step, run, count, d, ready_at, tile, period = item
@@ -388,13 +404,18 @@ class LayerSimulation:
                 out.l2_write += count * d.drain_words
                 self.egress_words += count * d.drain_pe_words
             if count > 1:
-                yield env.timeout((count - 1) * period)
-            elif self.fast_forward:
-                self.rec[step] += [began, env.now]
-                self._completed(step, run)
-            self.out_slots.put(1)  # the PE buffers are free once the words have left
+                sent_at = env.now
+                for release_at in range(self.buffers - 1, -1, -1):
+                    yield env.timeout(sent_at + (count - 1 - release_at) * period - env.now)
+                    self.out_slots.put(1)
+            else:
+                if self.fast_forward:
+                    self.rec[step] += [began, env.now]
+                    self._completed(step, run)
+                self.out_slots.put(1)  # the PE buffers are free once the words have left
             if latency:
-                env.process(self._land(latency, tile))
+                landing = [p for p in landing if p.is_alive]
+                landing.append(env.process(self._land(latency, tile)))
             else:
                 self._landed(tile)
 
