@@ -6,14 +6,18 @@ buffered where the hardware is) and the PE array. The directive forms follow MAE
 example mappings and FLASH Table 2 for GEMM:
 
 - ``nvdla_like`` (KC-P, weight stationary): K across clusters, C within a cluster.
-- ``eyeriss_like`` (YR-P, row stationary): output rows across clusters of Sz(R) PEs; within a
-  cluster input rows and filter rows together, partial sums reduced across the cluster.
+- ``eyeriss_like`` (YR-P, row stationary): PE sets of (output rows x Sz(R)) PEs work on
+  different filters (K across sets); within a set, output rows across clusters of Sz(R) PEs;
+  within a cluster input rows and filter rows together, partial sums reduced across it.
 - ``shidiannao_like`` (YX-P, output stationary): output rows across clusters, output columns
   within; each PE accumulates one output over C, R and S.
 - ``tpu_like`` (systolic weight stationary): K across array columns, C (GEMM: K) down each
   column; one weight per PE, activations stream through.
 - ``maeri_like``: a virtual neuron of ``c x R x S`` multipliers per output (K across virtual
-  neurons), reduced over the adder tree.
+  neurons), reduced over the adder tree; ``c`` chosen to keep the most multipliers busy.
+
+A residual add (no reduction, no reuse) is mapped the same way in every style: output columns
+across PEs, a run of channels per PE.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
 from accelsim.workload.ops import Layer, OpType
 
-StyleFn = Callable[[Layer, HardwareSpec, int], list[Directive]]
+StyleFn = Callable[[Layer, HardwareSpec, int, int], list[Directive]]
 
 
 def _t(size: int, offset: int, dim: str) -> MapDirective:
@@ -58,44 +62,46 @@ def _candidates(limit: int) -> list[int]:
     return sorted(sizes, reverse=True)
 
 
+def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+    """Residual add in every style: output columns across PEs, a run of ``t`` channels (the
+    contiguous axis in DRAM) per PE, one output row at a time."""
+    return [_t(1, 1, "N"), _t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]
+
+
 # ---------------------------------------------------------------------------- conv family
-def _nvdla(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
         lam = min(_pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
         return [_s(1, 1, "N"), _t(lam * t, lam * t, "K"), _t(1, 1, "M"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
-    if layer.op in (OpType.DWCONV, OpType.RESADD):
+    if layer.op is OpType.DWCONV:
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
     lam = min(_pow2_at_most(min(64, hw.num_pes)), s["C"])
     return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
             _t(s["S"], layer.stride_x, "X"), _c(lam), _s(t, t, "C")]
 
 
-def _eyeriss(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
         lam = min(12, hw.num_pes, s["K"])
         return [_s(1, 1, "M"), _t(1, 1, "N"), _t(lam * t, lam * t, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
-    if layer.op is OpType.RESADD:
-        return [_s(1, 1, "Y"), _t(1, 1, "C"), _t(1, 1, "X")]
     r = s["R"]
-    stride = layer.stride_y
-    first = [_t(t, t, "K")] if layer.op is not OpType.DWCONV else []
-    return first + [_t(t, t, "C"), _s(r, stride, "Y"), _t(s["S"], layer.stride_x, "X"),
-                    _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
+    rows = min(layer.out_y, max(1, hw.num_pes // r))  # output rows per PE set
+    work = [_s(t, t, "C")] if layer.op is OpType.DWCONV else [_s(t, t, "K"), _t(t, t, "C")]
+    sx, cols = layer.stride_x, u or layer.out_x  # u: output columns per L2 tile
+    return work + [_t((cols - 1) * sx + s["S"], cols * sx, "X"), _c(rows * r), _s(r, layer.stride_y, "Y"),
+                   _t(s["S"], sx, "X"), _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
 
 
-def _shidiannao(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
         lam = min(8, hw.num_pes, s["N"])
         return [_s(1, 1, "M"), _t(lam, lam, "N"), _t(t, t, "K"), _c(lam),
                 _t(1, 1, "M"), _s(1, 1, "N"), _t(t, t, "K")]
-    if layer.op is OpType.RESADD:
-        lam = min(8, hw.num_pes, layer.out_x)
-        return [_t(1, 1, "C"), _s(1, 1, "Y"), _t(lam, lam, "X"), _c(lam), _s(1, 1, "X")]
     lam = min(8, hw.num_pes, layer.out_x)
     sy, sx = layer.stride_y, layer.stride_x
     first = [_t(1, 1, "K")] if layer.op is not OpType.DWCONV else []
@@ -103,27 +109,25 @@ def _shidiannao(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
                     _c(lam), _s(s["S"], sx, "X")]
 
 
-def _tpu(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     rows, cols = hw.pe_array.rows or 1, hw.pe_array.cols or hw.num_pes
     s = layer.sizes
     if layer.op is OpType.GEMM:
         k = min(rows, s["K"])
         return [_s(1, 1, "N"), _t(k, k, "K"), _t(t, t, "M"), _c(k), _s(1, 1, "K")]
-    if layer.op in (OpType.DWCONV, OpType.RESADD):
+    if layer.op is OpType.DWCONV:
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
     c = min(rows, s["C"])
     return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "R"), _t(1, 1, "S"),
             _t(1, 1, "Y'"), _t(t, t, "X'"), _c(c), _s(1, 1, "C")]
 
 
-def _maeri(layer: Layer, hw: HardwareSpec, t: int) -> list[Directive]:
+def _maeri(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
         lam = min(t, s["K"])
         return [_t(1, 1, "M"), _s(1, 1, "N"), _t(lam, lam, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(1, 1, "K")]
-    if layer.op is OpType.RESADD:
-        return [_s(1, 1, "C"), _t(1, 1, "Y"), _t(1, 1, "X")]
     r, sz = s["R"], s["S"]
     if layer.op is OpType.DWCONV:
         return [_s(1, 1, "C"), _t(r, layer.stride_y, "Y"), _t(sz, layer.stride_x, "X"),
@@ -144,6 +148,8 @@ STYLES: dict[str, StyleFn] = {
 def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     """Upper bound of the style's free tile parameter."""
     s = layer.sizes
+    if layer.op is OpType.RESADD:
+        return s["C"]
     if layer.op is OpType.GEMM:
         return {"nvdla_like": max(1, s["K"] // min(_pow2_at_most(min(64, hw.num_pes)), s["K"])),
                 "eyeriss_like": max(1, s["K"] // min(12, hw.num_pes, s["K"])),
@@ -160,6 +166,17 @@ def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     return max(1, min(s["C"], hw.num_pes // (s["R"] * s["S"])))
 
 
+def _build(style: str, layer: Layer, hw: HardwareSpec, t: int, u: int) -> list[Directive]:
+    return _eltwise(layer, hw, t) if layer.op is OpType.RESADD else STYLES[style](layer, hw, t, u)
+
+
+def _second_candidates(style: str, layer: Layer) -> list[int]:
+    """Values of the style's second tile parameter, largest first (0: not used)."""
+    if style == "eyeriss_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+        return _candidates(layer.out_x)
+    return [0]
+
+
 def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]:
     """The mapping of ``layer`` in ``style`` with the largest tiles that fit ``hw``."""
     if style not in STYLES:
@@ -171,13 +188,19 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
                 f"layer {layer.name!r}: maeri_like needs a virtual neuron of R x S = {need} "
                 f"multipliers but the array has {hw.num_pes} PEs")
     failures = []
-    for t in _candidates(_tile_limit(style, layer, hw)):
-        dataflow = STYLES[style](layer, hw, t)
-        cm = compile_mapping(layer, dataflow, hw.num_pes, source=f"style {style}")
-        problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                              hw.l1.double_buffered, hw.l2.double_buffered)
-        if not problems:
-            return dataflow
-        failures = problems
+    candidates = _candidates(_tile_limit(style, layer, hw))
+    if style == "maeri_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+        # virtual neurons of t x R x S multipliers: fill the array first, then prefer larger ones
+        vn = layer.sizes["R"] * layer.sizes["S"]
+        candidates.sort(key=lambda t: (-(hw.num_pes // (t * vn)) * t * vn, -t))
+    for t in candidates:
+        for u in _second_candidates(style, layer):
+            dataflow = _build(style, layer, hw, t, u)
+            cm = compile_mapping(layer, dataflow, hw.num_pes, source=f"style {style}")
+            problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
+                                  hw.l1.double_buffered, hw.l2.double_buffered)
+            if not problems:
+                return dataflow
+            failures = problems
     raise InputError(
         f"layer {layer.name!r}: no {style} mapping fits {hw.name}: " + "; ".join(failures))

@@ -140,10 +140,11 @@ class LayerSimulation:
         self.env = env
         double_l1 = self.maestro or hw.l1.double_buffered
         double_l2 = self.maestro or hw.l2.double_buffered
-        self.noc = simpy.Resource(env, 1)
-        # MAESTRO assumes no contention: outputs do not compete with operands
+        # MAESTRO assumes no contention: outputs do not compete with operands. A network used
+        # by one process alone needs no arbitration (None).
         shared_egress = hw.reduction_noc.kind == "none" and not self.maestro
-        self.egress = self.noc if shared_egress else simpy.Resource(env, 1)
+        self.noc = simpy.Resource(env, 1) if shared_egress else None
+        self.egress = self.noc if shared_egress else None
         self.dram = simpy.Resource(env, 1)
         self.l2_slots = simpy.Container(env, capacity=2 if double_l2 else 1, init=2 if double_l2 else 1)
         self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
@@ -169,7 +170,7 @@ class LayerSimulation:
         self.steps_done = 0
         # steady-state fast-forward (see _completed); needs outputs not to share the
         # operands' network, and per-PE execution is the unrolled reference
-        self.fast_forward = self.options.fast_forward and not self.options.per_pe and self.egress is not self.noc
+        self.fast_forward = self.options.fast_forward and not self.options.per_pe and not shared_egress
         self.ff_hint: tuple | None = None
         self.rec: dict[int, list[float]] = {}
         self.rec_stalls: dict[int, tuple] = {}
@@ -213,24 +214,29 @@ class LayerSimulation:
         yield self.env.timeout(latency)
         self.l2_ready.put((index, self.env.now))
 
-    def _send(self, network: simpy.Resource, component: str, step: int,
+    def _send(self, network: simpy.Resource | None, component: str, step: int,
               parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float):
-        """Hold ``network`` once for all ``parts`` (tensor, words, serial cycles, packets) of
-        one step, back to back: packet by packet where packets are listed (per-PE
-        execution), else one burst per tensor."""
+        """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
+        step, back to back: packet by packet where packets are listed (per-PE execution),
+        else one burst per tensor. ``network`` is None when one process owns it alone."""
         env = self.env
-        with network.request() as req:
-            yield req
+        request = network.request() if network is not None else None
+        if request is not None:
+            yield request
+        if any(packets for _, _, _, packets in parts):
             for tensor, words, serial, packets in parts:
-                if packets:
-                    for w in packets:
-                        start = env.now
-                        yield env.timeout(ceil(w / bandwidth))
-                        self._record(component, "packet", start, env.now, step, tensor, w)
-                else:
+                for w in packets:
                     start = env.now
-                    yield env.timeout(serial)
-                    self._record(component, "transfer", start, env.now, step, tensor, words)
+                    yield env.timeout(ceil(w / bandwidth))
+                    self._record(component, "packet", start, env.now, step, tensor, w)
+        else:
+            start = env.now
+            yield env.timeout(sum(serial for _, _, serial, _ in parts))
+            for tensor, words, serial, _ in parts:
+                self._record(component, "transfer", start, start + serial, step, tensor, words)
+                start += serial
+        if request is not None:
+            network.release(request)
 
     def _distribute(self):
         env = self.env

@@ -331,7 +331,9 @@ class ScheduleProfile:
 
 def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """arr (axes, rows, pes) indexed along rows by idx (k, pes) -> (axes, k, pes)."""
-    return np.take_along_axis(arr, np.broadcast_to(idx[None], (arr.shape[0],) + idx.shape), axis=1)
+    pes = arr.shape[2]
+    flat = idx * pes + np.arange(pes)
+    return arr.reshape(arr.shape[0], -1)[:, flat]
 
 
 def _split(values: np.ndarray, rows: np.ndarray, n: int) -> list[tuple[int, ...]]:
