@@ -61,11 +61,12 @@ def step_boxes(cm: CompiledMapping, first: int, count: int, pes: np.ndarray | No
     extent = {d: np.full(shape, size, dtype=np.int64) for d, size in cm.nest.dims.items()}
     active = np.ones(shape, dtype=bool)
     for li, level in enumerate(cm.levels):
-        if level.spatial:
-            fi = loop_of.get((li, level.spatial[0].dim))
-            fold = idx[fi][:, None] if fi is not None else np.zeros((count, 1), dtype=np.int64)
-            window = fold * level.units + units[li][None, :]
-            active &= window < level.spatial_windows
+        # sub-unit i works on window fold*units + i; a level without SpatialMap has one
+        # window, so only its first sub-unit works (the others would repeat its MACs)
+        fi = loop_of.get((li, level.spatial[0].dim)) if level.spatial else None
+        fold = idx[fi][:, None] if fi is not None else np.zeros((count, 1), dtype=np.int64)
+        window = fold * level.units + units[li][None, :]
+        active &= window < level.spatial_windows
         for ld in level.directives:
             if ld.kind == "temporal":
                 ti = loop_of.get((li, ld.dim))

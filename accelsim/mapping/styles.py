@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from accelsim.errors import InputError
+from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
@@ -65,7 +65,7 @@ def _candidates(limit: int) -> list[int]:
 def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     """Residual add in every style: output columns across PEs, a run of ``t`` channels (the
     contiguous axis in DRAM) per PE, one output row at a time."""
-    return [_t(1, 1, "N"), _t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]
+    return [_t(1, 1, "N"), _t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]  # N first: one image at a time
 
 
 # ---------------------------------------------------------------------------- conv family
@@ -77,21 +77,22 @@ def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     if layer.op is OpType.DWCONV:
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
-    lam = min(_pow2_at_most(min(64, hw.num_pes)), s["C"])
+    lam = u or min(_pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
     return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
             _t(s["S"], layer.stride_x, "X"), _c(lam), _s(t, t, "C")]
 
 
-def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: tuple[int, int] | int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
         lam = min(12, hw.num_pes, s["K"])
         return [_s(1, 1, "M"), _t(1, 1, "N"), _t(lam * t, lam * t, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     r = s["R"]
-    rows = min(layer.out_y, max(1, hw.num_pes // r))  # output rows per PE set
+    cols, rows = u if u else (layer.out_x, min(layer.out_y, max(1, hw.num_pes // r)))
+    # cols: output columns per L2 tile; rows: output rows per PE set
     work = [_s(t, t, "C")] if layer.op is OpType.DWCONV else [_s(t, t, "K"), _t(t, t, "C")]
-    sx, cols = layer.stride_x, u or layer.out_x  # u: output columns per L2 tile
+    sx = layer.stride_x
     return work + [_t((cols - 1) * sx + s["S"], cols * sx, "X"), _c(rows * r), _s(r, layer.stride_y, "Y"),
                    _t(s["S"], sx, "X"), _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
 
@@ -116,7 +117,9 @@ def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
         k = min(rows, s["K"])
         return [_s(1, 1, "N"), _t(k, k, "K"), _t(t, t, "M"), _c(k), _s(1, 1, "K")]
     if layer.op is OpType.DWCONV:
-        return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
+        # t channels per L2 tile, one per PE
+        return [_t(t, t, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X"),
+                _c(hw.num_pes), _s(1, 1, "C")]
     c = min(rows, s["C"])
     return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "R"), _t(1, 1, "S"),
             _t(1, 1, "Y'"), _t(t, t, "X'"), _c(c), _s(1, 1, "C")]
@@ -156,25 +159,65 @@ def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
                 "shidiannao_like": s["K"], "tpu_like": s["M"],
                 "maeri_like": min(s["K"], hw.num_pes)}[style]
     if style == "nvdla_like":
-        return max(1, s["C"] // min(_pow2_at_most(min(64, hw.num_pes)), s["C"]))
+        return s["C"]
     if style == "eyeriss_like":
         return min(s["C"], s.get("K", 1)) if layer.op is not OpType.DWCONV else s["C"]
     if style == "shidiannao_like":
         return s["C"]
     if style == "tpu_like":
-        return layer.out_x
+        return min(s["C"], hw.num_pes) if layer.op is OpType.DWCONV else layer.out_x
     return max(1, min(s["C"], hw.num_pes // (s["R"] * s["S"])))
 
 
 def _build(style: str, layer: Layer, hw: HardwareSpec, t: int, u: int) -> list[Directive]:
-    return _eltwise(layer, hw, t) if layer.op is OpType.RESADD else STYLES[style](layer, hw, t, u)
+    """The style's directives; batches (N) one image at a time, outermost."""
+    if layer.op is OpType.RESADD:
+        return _eltwise(layer, hw, t)
+    body = STYLES[style](layer, hw, t, u)
+    return body if layer.op is OpType.GEMM else [_t(1, 1, "N")] + body
 
 
-def _second_candidates(style: str, layer: Layer) -> list[int]:
+def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list:
     """Values of the style's second tile parameter, largest first (0: not used)."""
     if style == "eyeriss_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
-        return _candidates(layer.out_x)
+        most = min(layer.out_y, max(1, hw.num_pes // layer.sizes["R"]))
+        return [(cols, rows) for rows in _candidates(most) for cols in _candidates(layer.out_x)]
+    if style == "nvdla_like" and layer.op in (OpType.CONV2D, OpType.PWCONV, OpType.FC):
+        # NVDLA's cluster size is design-time flexible between 16 and 64 (FLASH Table 2);
+        # smaller ones only when nothing else fits
+        return _candidates(min(64, hw.num_pes, layer.sizes["C"]))
     return [0]
+
+
+def _filter_pieces(layer: Layer) -> list[tuple[int, int]]:
+    """(filter rows, filter cols) held at once, whole filter first, then rows, then columns."""
+    if layer.op in (OpType.GEMM, OpType.RESADD):
+        return [(0, 0)]
+    r, s = layer.sizes["R"], layer.sizes["S"]
+    return [(r, s)] + [(rt, s) for rt in _candidates(r) if rt < r] + [(1, st) for st in _candidates(s) if st < s]
+
+
+def _split_filter(style: str, layer: Layer, dataflow: list[Directive], rows: int, cols: int) -> list[Directive]:
+    """Walk the filter in pieces of ``rows`` x ``cols`` when a tile cannot hold all of it.
+
+    nvdla_like does it as the innermost level-0 loops (shrinking L1 and L2 tiles; its level-0
+    input windows are rewritten in output coordinates, which is the same mapping); the other
+    styles as an innermost one-PE level (shrinking L1 tiles). Partial sums stay in the PEs.
+    """
+    if not rows or (rows, cols) == (layer.sizes["R"], layer.sizes["S"]):
+        return dataflow
+    walk = [_t(rows, rows, "R")] + ([_t(cols, cols, "S")] if cols < layer.sizes["S"] else [])
+    if style != "nvdla_like":
+        return dataflow + [_c(1)] + walk
+    top = next((i for i, d in enumerate(dataflow) if isinstance(d, ClusterDirective)), len(dataflow))
+    outer = []
+    for d in dataflow[:top]:
+        if isinstance(d, MapDirective) and d.dim in ("Y", "X"):
+            filt, stride = ("R", layer.stride_y) if d.dim == "Y" else ("S", layer.stride_x)
+            size = (d.size - layer.sizes[filt]) // stride + 1
+            d = MapDirective(d.kind, size, d.offset // stride, d.dim + "'", d.line)
+        outer.append(d)
+    return outer + walk + list(dataflow[top:])
 
 
 def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]:
@@ -193,14 +236,18 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
         # virtual neurons of t x R x S multipliers: fill the array first, then prefer larger ones
         vn = layer.sizes["R"] * layer.sizes["S"]
         candidates.sort(key=lambda t: (-(hw.num_pes // (t * vn)) * t * vn, -t))
-    for t in candidates:
-        for u in _second_candidates(style, layer):
-            dataflow = _build(style, layer, hw, t, u)
-            cm = compile_mapping(layer, dataflow, hw.num_pes, source=f"style {style}")
-            problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                                  hw.l1.double_buffered, hw.l2.double_buffered)
-            if not problems:
-                return dataflow
-            failures = problems
+    for rows, cols in _filter_pieces(layer):
+        for t in candidates:
+            for u in _second_candidates(style, layer, hw):
+                dataflow = _split_filter(style, layer, _build(style, layer, hw, t, u), rows, cols)
+                try:
+                    cm = compile_mapping(layer, dataflow, hw.num_pes, source=f"style {style}")
+                except MappingError:
+                    continue  # this combination of tile sizes does not divide the layer
+                problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
+                                      hw.l1.double_buffered, hw.l2.double_buffered)
+                if not problems:
+                    return dataflow
+                failures = problems
     raise InputError(
         f"layer {layer.name!r}: no {style} mapping fits {hw.name}: " + "; ".join(failures))
