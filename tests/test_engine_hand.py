@@ -6,7 +6,9 @@ pipeline latency; L1 and L2 large enough for everything; distribution network 1 
 with 1 cycle latency; reduction network 1 word/cycle, 1 cycle per hop.
 
 Rules used in the derivations (README, "Timing and counting rules"):
-- a packet holds the network for ceil(words / bandwidth) cycles; latency is added to arrival;
+- a packet holds the network for ceil(words / bandwidth) cycles; on systolic links and on a
+  reduction network a step's packets share the width: ceil(total words / bandwidth); latency
+  is added to arrival;
 - a PE computes a step when its operands have arrived; a step takes ceil(MACs / (MACs/cycle));
 - a finished output tile leaves after the step: ceil(words / bandwidth) per reduction group,
   then the reduction depth (tree: ceil(log2 g) hops, chain: g - 1 hops) before it is in L2;
@@ -115,22 +117,26 @@ TPU_GEMM = [S(1, 1, "N"), T(2, 2, "K"), T(1, 1, "M"), Cluster(2, 0), S(1, 1, "K"
 def test_systolic_weight_stationary_gemm():
     """C[3x2] = A[3x2] B[2x2] on a 2x2 systolic array, weight stationary: PE (n, k) keeps
     B[k][n]; one row of A per step (3 steps); the two PEs of a column reduce over a chain.
-    Network: systolic, 2 words/cycle, 1 cycle per hop over rows+cols-1 = 3 hops -> latency 3.
+    Systolic links: 2 words/cycle shared by a step's packets (each row has its own edge link),
+    1 cycle per hop over rows+cols-1 = 3 hops -> latency 3. The reduction chains of the two
+    columns also work side by side: 2 words/cycle together.
+
+    The link registers hold steps in flight, so operands may be sent 2 (L1) + 3 (hops) steps
+    ahead of the computation.
 
     DMA: A 6 + B 4 = 10 bytes, 1 cycle, L2 ready at 1.
-    Step 0: A[0][0..1] as 2 packets (forwarded along the rows) + 4 weights = 6 cycles (1..7),
-      arrival 10, compute 10..11, drain 2 groups x 1 word = 2 cycles (11..13), +1 hop -> 14.
-    Step 1: only A[1][*]: 2 cycles (7..9), arrival 12, compute 12..13, drain 13..15 -> 16.
-    Step 2: waits for an L1 buffer (freed when step 0's compute ends at 11): NoC 11..13,
-      arrival 16, compute 16..17, drain 17..19, lands 20; write-back of 6 words 20..21.
-    Total 21 cycles; compute busy 3; stalls: DRAM 1 (first tile) + 1 (write-back), NoC 9+1+3,
-    reduction 3 (drain after the last computation).
+    Step 0: A[0][0..1] (2 words: 1 cycle) + 4 weights (2 cycles): 1..4, arrival 7, compute 7..8,
+      drain 2 groups x 1 word = 1 cycle (8..9), +1 hop -> lands 10.
+    Step 1: only A[1][*]: 4..5, arrival 8, compute 8..9, drain 9..10 -> 11.
+    Step 2: 5..6, arrival 9, compute 9..10, drain 10..11, lands 12; write-back of 6 words 12..13.
+    Total 13 cycles; compute busy 3; stalls: DRAM 1 (first tile) + 1 (write-back), NoC 6,
+    reduction 2 (drain after the last computation).
     """
     hw = _tiny(noc="systolic", multicast=False, reduction="chain", noc_bw=2, red_bw=2, rows=2, cols=2)
     r = simulate_layer(compile_mapping(GEMM, TPU_GEMM, hw.num_pes), hw)
-    assert r.cycles == 21
+    assert r.cycles == 13
     assert r.compute_busy_cycles == 3
-    assert r.stall_cycles == {"compute": 0, "distribution_noc": 13, "reduction": 3, "dram": 2}
+    assert r.stall_cycles == {"compute": 0, "distribution_noc": 6, "reduction": 2, "dram": 2}
     assert _acc(r, "input") == dict(l1_read=12, l1_write=12, l2_read=6, l2_write=6, dram_read=6, dram_write=0)
     assert _acc(r, "weight") == dict(l1_read=12, l1_write=4, l2_read=4, l2_write=4, dram_read=4, dram_write=0)
     assert _acc(r, "output") == dict(l1_read=24, l1_write=12, l2_read=6, l2_write=6, dram_read=0, dram_write=6)

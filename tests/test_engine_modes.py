@@ -107,3 +107,20 @@ def test_reported_buffer_needs_match_the_compiler(case):
 def test_determinism():
     a, b = _run("kcp_ragged", "realistic"), _run("kcp_ragged", "realistic")
     _same(a, b)
+
+
+@pytest.mark.parametrize("mode", ["realistic", "maestro"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_busy_plus_stalls_is_the_cycle_count(case, mode):
+    """Every cycle the array did not compute is attributed to exactly one cause."""
+    r = _run(case, mode)
+    assert r.compute_busy_cycles + sum(r.stall_cycles.values()) == r.cycles
+
+
+def test_mac_pipeline_latency_shows_as_compute_stall():
+    """A 3-stage MAC pipeline keeps results 2 cycles after the last MAC issues."""
+    layer, dataflow = CASES["depthwise"]
+    hw = _hw(**{"pe_array.mac_pipeline_latency_cycles": 3})
+    r = simulate_layer(compile_mapping(layer, dataflow, hw.num_pes), hw)
+    assert r.stall_cycles["compute"] == 2
+    assert r.compute_busy_cycles + sum(r.stall_cycles.values()) == r.cycles

@@ -11,8 +11,8 @@ example mappings and FLASH Table 2 for GEMM:
   within a cluster input rows and filter rows together, partial sums reduced across it.
 - ``shidiannao_like`` (YX-P, output stationary): output rows across clusters, output columns
   within; each PE accumulates one output over C, R and S.
-- ``tpu_like`` (systolic weight stationary): K across array columns, C (GEMM: K) down each
-  column; one weight per PE, activations stream through.
+- ``tpu_like`` (systolic weight stationary): K across array columns, as much of the flattened
+  (C, R, S) filter (GEMM: K) as fits down each column; one weight per PE, activations stream.
 - ``maeri_like``: a virtual neuron of ``c x R x S`` multipliers per output (K across virtual
   neurons), reduced over the adder tree; ``c`` chosen to keep the most multipliers busy.
 
@@ -120,6 +120,17 @@ def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
         # t channels per L2 tile, one per PE
         return [_t(t, t, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X"),
                 _c(hw.num_pes), _s(1, 1, "C")]
+    # a column holds as much of the flattened (C, R, S) filter as fits its rows, one weight per
+    # PE; the rest of the filter is walked in time; t output columns stream per step
+    r, sz = s["R"], s["S"]
+    if r * sz <= rows:
+        c = min(rows // (r * sz), s["C"])
+        return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "Y'"), _t(t, t, "X'"),
+                _c(c * r * sz), _s(1, 1, "C"), _c(r * sz), _s(1, 1, "R"), _c(sz), _s(1, 1, "S")]
+    if sz <= rows:
+        c = min(rows // sz, s["C"])
+        return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "R"), _t(1, 1, "Y'"), _t(t, t, "X'"),
+                _c(c * sz), _s(1, 1, "C"), _c(sz), _s(1, 1, "S")]
     c = min(rows, s["C"])
     return [_s(1, 1, "K"), _t(c, c, "C"), _t(1, 1, "R"), _t(1, 1, "S"),
             _t(1, 1, "Y'"), _t(t, t, "X'"), _c(c), _s(1, 1, "C")]

@@ -60,6 +60,10 @@ class SimOptions:
     fast_forward: bool = True  # execute proven steady-state repeats as one block
 
 
+def noc_kind_systolic(hw: HardwareSpec) -> bool:
+    return hw.distribution_noc.kind == "systolic"
+
+
 def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
     """A mapping that reduces partial sums across PEs needs a reduction network."""
     if hw.reduction_noc.kind != "none":
@@ -100,6 +104,8 @@ class LayerSimulation:
             noc_bandwidth_words_per_cycle=ingress_bw,
             egress_bandwidth_words_per_cycle=egress_bw,
             detail=options.per_pe,
+            packed_ingress=noc.kind == "systolic",
+            packed_egress=red.kind != "none",
         )
         self.events = 0
 
@@ -148,7 +154,10 @@ class LayerSimulation:
         self.dram = simpy.Resource(env, 1)
         self.l2_slots = simpy.Container(env, capacity=2 if double_l2 else 1, init=2 if double_l2 else 1)
         self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
-        self.l1_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
+        # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
+        # (each hop's register holds one step's data, so the latency does not throttle)
+        self.operand_slots = self.buffers + (self._ingress_latency() if noc_kind_systolic(hw) else 0)
+        self.l1_slots = simpy.Container(env, capacity=self.operand_slots, init=self.operand_slots)
         self.out_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
         self.l2_ready = simpy.Store(env)
         self.ready = simpy.Store(env)
@@ -182,9 +191,12 @@ class LayerSimulation:
         env.process(self._dma_out())
         env.run()
         cycles = int(max(self.end_time, self.last_compute_end, self.last_drain_end))
-        # time after the last computation is spent draining outputs and writing them back
-        tail_red = max(0, int(self.last_drain_end) - int(self.last_compute_end))
-        self.stall["reduction"] += tail_red
+        # time after the last computation: the MAC pipeline empties (compute), outputs drain
+        # (reduction) and are written back (dram)
+        tail = max(0, int(self.last_drain_end) - int(self.last_compute_end))
+        pipeline = 0 if self.maestro else hw.pe_array.mac_pipeline_latency_cycles - 1
+        self.stall["compute"] += min(pipeline, tail)
+        self.stall["reduction"] += tail - min(pipeline, tail)
         self.stall["dram"] += max(0, cycles - int(max(self.last_drain_end, self.last_compute_end)))
         return self._result(cycles, time.perf_counter() - wall0)
 
@@ -215,20 +227,25 @@ class LayerSimulation:
         self.l2_ready.put((index, self.env.now))
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float):
+              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool):
         """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
         step, back to back: packet by packet where packets are listed (per-PE execution),
-        else one burst per tensor. ``network`` is None when one process owns it alone."""
+        else one burst per tensor. Packed packets share the network's width, so each takes
+        words / bandwidth and the step ends on the next whole cycle. ``network`` is None when
+        one process owns it alone."""
         env = self.env
         request = network.request() if network is not None else None
         if request is not None:
             yield request
         if any(packets for _, _, _, packets in parts):
             for tensor, words, serial, packets in parts:
+                began = env.now
                 for w in packets:
                     start = env.now
-                    yield env.timeout(ceil(w / bandwidth))
+                    yield env.timeout(w / bandwidth if packed else ceil(w / bandwidth))
                     self._record(component, "packet", start, env.now, step, tensor, w)
+                if packed:
+                    yield env.timeout(began + serial - env.now)
         else:
             start = env.now
             yield env.timeout(sum(serial for _, _, serial, _ in parts))
@@ -261,20 +278,23 @@ class LayerSimulation:
                 yield self.l1_slots.get(1)
                 hint = self.ff_hint
                 count = 1
-                if eligible and hint is not None and hint[0] == run and repeat - done >= MIN_BLOCK_STEPS:
+                if eligible and hint is not None and hint[0] == run and repeat - done >= MIN_BLOCK_STEPS + self.operand_slots:
                     count = repeat - done
                 slot_at = env.now
                 if parts:
-                    yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw)
+                    yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw,
+                                          self.profile_options.packed_ingress)
                 self._count_ingress(demand, count)
                 if self.fast_forward and count == 1:
                     self.rec[step] = [begin, slot_at, env.now]
                 self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, tile))
                 if count > 1:
                     # the remaining identical steps repeat the steady state, one period each;
-                    # the other L1 buffer is taken when the second step would take it
+                    # the other operand buffers are taken when the next steps would take them
                     put_at = env.now
-                    if self.buffers == 2:
+                    for later in range(1, self.operand_slots):
+                        # step k+1+later takes its buffer when the unrolled step would
+                        yield env.timeout(max(0, put_at + (later - 1) * hint[1] - env.now))
                         yield self.l1_slots.get(1)
                     yield env.timeout(put_at + (count - 1) * hint[1] - env.now)
                 if demand.tile_last:
@@ -339,7 +359,7 @@ class LayerSimulation:
                     yield env.timeout(computed_at + period - env.now)
                     yield self.out_slots.get(1)
                 last_end = computed_at + (count - 1) * period
-                for release_at in range(self.buffers - 1, -1, -1):
+                for release_at in range(self.operand_slots - 1, -1, -1):
                     yield env.timeout(last_end - release_at * period - env.now)
                     self.l1_slots.put(1)
                 if per_step_stalls[2]:
@@ -362,22 +382,25 @@ class LayerSimulation:
     def _completed(self, step: int, run: int) -> None:
         """A step has left every stage: look for the steady state of its run.
 
-        The pipeline is a deterministic max-plus system whose state at a step is the last two
-        steps' event times. When three consecutive identical steps show every event time
-        shifted by one common period, all later identical steps repeat that shift exactly, so
-        they can be executed as one block of ``count`` periods.
+        The pipeline is a deterministic max-plus system whose state at a step is the event
+        times of the last B steps (B: buffers in flight). When B + 1 consecutive identical steps
+        show every event time shifted by one common period, all later identical steps repeat
+        that shift exactly, so they can be executed as one block of ``count`` periods.
         """
         self.recent.append((step, run, tuple(self.rec.pop(step)), self.rec_stalls.pop(step)))
-        if len(self.recent) > 3:
+        window = max(self.operand_slots, self.buffers) + 1
+        if len(self.recent) > window:
             self.recent.pop(0)
-        if len(self.recent) < 3 or self.ff_hint is not None and self.ff_hint[0] == run:
+        if len(self.recent) < window or self.ff_hint is not None and self.ff_hint[0] == run:
             return
-        (s0, r0, t0, x0), (s1, r1, t1, x1), (s2, r2, t2, x2) = self.recent
-        if not (r0 == r1 == r2 == run and s1 == s0 + 1 and s2 == s1 + 1 and x1 == x2 and len(t0) == len(t1) == len(t2)):
+        steps = [r[0] for r in self.recent]
+        if any(r[1] != run for r in self.recent) or steps != list(range(steps[0], steps[0] + window)):
             return
-        shifts = {b - a for a, b in zip(t0, t1)} | {b - a for a, b in zip(t1, t2)}
+        if len({r[3] for r in self.recent[1:]}) != 1 or len({len(r[2]) for r in self.recent}) != 1:
+            return
+        shifts = {b - a for prev, cur in zip(self.recent, self.recent[1:]) for a, b in zip(prev[2], cur[2])}
         if len(shifts) == 1:
-            self.ff_hint = (run, shifts.pop(), x2)
+            self.ff_hint = (run, shifts.pop(), self.recent[-1][3])
 
     def _pe(self, step: int, pe: int, macs: int, mpc: int):
         start = self.env.now
@@ -404,7 +427,8 @@ class LayerSimulation:
                 else:
                     part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                     latency = self._reduction_latency(d.drain_max_group)
-                yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw)
+                yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw,
+                                      self.profile_options.packed_egress)
                 out = self.acc["output"]
                 out.l1_read += count * d.drain_pe_words
                 out.l2_write += count * d.drain_words

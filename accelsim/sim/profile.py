@@ -88,6 +88,11 @@ class ProfileOptions:
     noc_bandwidth_words_per_cycle: float
     egress_bandwidth_words_per_cycle: float
     detail: bool = False
+    # packed: the packets of one step share the network's width (systolic edge links, a
+    # reduction network's parallel chains/subtrees): ceil(sum of words / bandwidth) cycles;
+    # otherwise each packet takes ceil(words / bandwidth) cycles on its own
+    packed_ingress: bool = False
+    packed_egress: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -244,7 +249,8 @@ class ScheduleProfile:
             grow, gfirst, _ = _groups(srow, keys, opts.multicast)
             gwords = words[gfirst]
             sets[role] = self._transfer_sets(
-                n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle)
+                n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle,
+                opts.packed_ingress)
             packets.append(_split(gwords, grow, n) if opts.detail else None)
 
         # ---- outputs: a run is the steps over one output tile --------------------------
@@ -273,7 +279,7 @@ class ScheduleProfile:
         drain_words = _per_row_sums(grow, gwords, n)
         drain_pe_words = _per_row_sums(drow, ovol[drow, dpe], n)
         drain_max = _per_row_max(grow, gsize, n)
-        drain_serial = _per_row_sums(grow, _ceil_div(gwords, opts.egress_bandwidth_words_per_cycle), n)
+        drain_serial = _serial(grow, gwords, n, opts.egress_bandwidth_words_per_cycle, opts.packed_egress)
         drain_lists = _split(gwords, grow, n) if opts.detail else [()] * n
 
         rrow, rpe = np.nonzero(act & (run_start & revisit)[:, None])
@@ -281,7 +287,7 @@ class ScheduleProfile:
         grow, gfirst, _ = _groups(rrow, rkeys, True)
         rwords = ovol[rrow, rpe][gfirst]
         readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n),
-                                       opts.noc_bandwidth_words_per_cycle)
+                                       opts.noc_bandwidth_words_per_cycle, opts.packed_ingress)
         packets.append(_split(rwords, grow, n) if opts.detail else None)
 
         # ---- carry to the next chunk ----------------------------------------------------
@@ -318,15 +324,22 @@ class ScheduleProfile:
         return out
 
     def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray, dest: np.ndarray,
-                       bandwidth: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                       bandwidth: float, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-step (packets, distinct words, delivered words, serial cycles) from packets
         (row, words) and per-row delivered words."""
         return (
             _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n),
             _per_row_sums(grow, gwords, n),
             dest,
-            _per_row_sums(grow, _ceil_div(gwords, bandwidth), n),
+            _serial(grow, gwords, n, bandwidth, packed),
         )
+
+
+def _serial(rows: np.ndarray, words: np.ndarray, n: int, bandwidth: float, packed: bool) -> np.ndarray:
+    """Cycles per step to send packets (row, words): packed or packet by packet."""
+    if packed:
+        return _ceil_div(_per_row_sums(rows, words, n), bandwidth)
+    return _per_row_sums(rows, _ceil_div(words, bandwidth), n)
 
 
 def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
