@@ -180,11 +180,8 @@ def compile_mapping(
                     f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({dims[canon]})",
                     source=source, line=d.line,
                 )
-            size = min(d.size, extents[canon])
-            canon_dirs[canon] = LevelDirective(
-                canon, d.kind, size, d.offset, extents[canon],
-                _windows(extents[canon], size, d.offset), _fmt(d), d.line,
-            )
+            canon_dirs[canon] = _directive(canon, d.kind, min(d.size, extents[canon]), d.offset,
+                                           extents[canon], _fmt(d), d.line)
         for canon, d in by_dim.items():
             if d.dim in ("Y", "X"):
                 canon_dirs[canon] = _translate_window(layer, d, canon_dirs, extents, source)
@@ -245,43 +242,44 @@ def _translate_window(
         )
     filt = canon_dirs.get(filt_dim) if filt_dim else None
     filt_extent = extents[filt_dim] if filt_dim else 1
-    zipped = filt is not None and filt.kind == "spatial" and d.kind == "spatial"
-    split = filt is not None and filt.size < filt.nominal_extent
-    if not zipped and not split:
-        if d.size < filt_extent:
-            raise MappingError(
-                f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold the whole filter "
-                f"({filt_dim}={filt_extent}); use a size of at least Sz({filt_dim})",
-                source=source, line=d.line,
-            )
-        size = (d.size - filt_extent) // stride + 1
-        if d.offset % stride:
-            raise MappingError(
-                f"{_fmt(d)}: offset {d.offset} is not a multiple of the stride {stride}",
-                source=source, line=d.line,
-            )
-        offset = d.offset // stride
-    else:
-        assert filt is not None
-        if not zipped:
-            raise MappingError(
-                f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
-                f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
-                f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
-                source=source, line=d.line,
-            )
-        if d.size < filt.size or (d.size - filt.size) % stride or (d.offset - filt.offset) % stride \
-                or d.offset < filt.offset:
-            raise MappingError(
-                f"{_fmt(d)} with {filt.written}: input windows must cover the filter windows "
-                f"and advance with them by a multiple of the stride {stride}",
-                source=source, line=d.line,
-            )
-        size = (d.size - filt.size) // stride + 1
-        offset = (d.offset - filt.offset) // stride
     extent = extents[out_dim]
-    size = min(size, extent)
-    return LevelDirective(out_dim, d.kind, size, offset, extent, _windows(extent, size, offset), _fmt(d), d.line)
+    # zipped: the filter window moves across sub-units together with the input window
+    zipped = filt is not None and filt.kind == "spatial" and d.kind == "spatial" and filt.offset > 0
+    if filt is not None and filt.size < filt.nominal_extent and not zipped:
+        raise MappingError(
+            f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
+            f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
+            f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
+            source=source, line=d.line,
+        )
+    held = filt.size if zipped else filt_extent  # filter rows/cols inside each input window
+    if d.size < held:
+        what = f"its {filt_dim} window ({held})" if zipped else f"the whole filter ({filt_dim}={held})"
+        hint = f"the {filt_dim} window" if zipped else f"Sz({filt_dim})"
+        raise MappingError(
+            f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold {what}; "
+            f"use a size of at least {hint}",
+            source=source, line=d.line,
+        )
+    size = min((d.size - held) // stride + 1, extent)
+    advance = d.offset - (filt.offset if zipped else 0)  # input rows per window, net of the filter's
+    if advance < 0 or (advance % stride and _windows(extent, size, max(1, advance // stride)) > 1):
+        raise MappingError(
+            f"{_fmt(d)}: its windows advance by {advance} input rows/cols"
+            + (f" relative to {filt.written}" if zipped else "")
+            + f", which is not a multiple of the stride {stride}",
+            source=source, line=d.line,
+        )
+    return _directive(out_dim, d.kind, size, advance // stride, extent, _fmt(d), d.line)
+
+
+def _directive(dim: str, kind: str, size: int, offset: int, extent: int, written: str, line: int | None) -> LevelDirective:
+    """A canonical directive; a SpatialMap whose one window covers the whole extent is shared
+    by every sub-unit (offset 0), as nothing is left for a second window."""
+    windows = _windows(extent, size, offset)
+    if kind == "spatial" and windows == 1:
+        offset = 0
+    return LevelDirective(dim, kind, size, offset, extent, windows, written, line)  # type: ignore[arg-type]
 
 
 def _check_coverage(level: Level, source: str) -> None:

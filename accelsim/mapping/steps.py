@@ -43,9 +43,17 @@ def loop_indices(cm: CompiledMapping, steps: np.ndarray) -> list[np.ndarray]:
     return [(steps // s) % loop.trips for s, loop in zip(loop_strides(cm), cm.loops)]
 
 
-def unit_indices(cm: CompiledMapping, pes: np.ndarray) -> list[np.ndarray]:
-    """Sub-unit index of each PE at every level."""
-    return [(pes // level.unit_pes) % level.units for level in cm.levels]
+def unit_indices(cm: CompiledMapping, pes: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Sub-unit index of each PE at every level, and whether the PE belongs to a sub-unit at
+    every level (a cluster size that does not divide its parent leaves PEs out)."""
+    indices, member = [], np.ones(len(pes), dtype=bool)
+    span = cm.used_pes
+    for level in cm.levels:
+        local = pes % span
+        member &= local < level.units * level.unit_pes
+        indices.append(local // level.unit_pes)
+        span = level.unit_pes
+    return indices, member
 
 
 def step_boxes(cm: CompiledMapping, first: int, count: int, pes: np.ndarray | None = None) -> StepBoxes:
@@ -55,11 +63,11 @@ def step_boxes(cm: CompiledMapping, first: int, count: int, pes: np.ndarray | No
     steps = np.arange(first, first + count, dtype=np.int64)
     idx = loop_indices(cm, steps)
     loop_of = {(loop.level, d): i for i, loop in enumerate(cm.loops) for d in loop.dims}
-    units = unit_indices(cm, pes)
+    units, member = unit_indices(cm, pes)
     shape = (count, len(pes))
     start = {d: np.zeros(shape, dtype=np.int64) for d in cm.nest.dims}
     extent = {d: np.full(shape, size, dtype=np.int64) for d, size in cm.nest.dims.items()}
-    active = np.ones(shape, dtype=bool)
+    active = np.broadcast_to(member, shape).copy()
     for li, level in enumerate(cm.levels):
         # sub-unit i works on window fold*units + i; a level without SpatialMap has one
         # window, so only its first sub-unit works (the others would repeat its MACs)

@@ -12,10 +12,11 @@ Five processes cooperate through SimPy stores and containers:
 
 A network or the DRAM channel is a ``simpy.Resource`` held for the serialization time of a
 packet (``ceil(words / bandwidth)``); latency is added to the arrival, not to the occupancy, so
-packets pipeline. In ``grouped`` execution the PEs of a step compute as one lock-step group and
-the packets of one tensor in one step are sent as one burst of the same total serialization;
-``per_pe`` execution issues one SimPy event per PE and per packet and must give the same
-cycles.
+packets pipeline. The PEs of a step compute as one lock-step group and the packets of one
+tensor in one step go as one burst of the same total serialization. ``per_pe`` execution adds
+one SimPy process per PE and per step's packets, fed from the per-PE and per-packet lists of
+the profile (a separate code path from its sums), and checks at every step that each PE ends
+with its group and the packets with their burst.
 
 Every timed activity goes through :meth:`LayerSimulation._record`, which an optional event sink
 receives as ``(component, kind, start_cycle, end_cycle, step, tensor, words, pes)``: the hook for
@@ -229,31 +230,41 @@ class LayerSimulation:
     def _send(self, network: simpy.Resource | None, component: str, step: int,
               parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool):
         """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
-        step, back to back: packet by packet where packets are listed (per-PE execution),
-        else one burst per tensor. Packed packets share the network's width, so each takes
-        words / bandwidth and the step ends on the next whole cycle. ``network`` is None when
-        one process owns it alone."""
+        step, back to back. ``network`` is None when one process owns it alone.
+
+        Per-PE execution also sends the listed packets one by one in a process of their own,
+        which must end exactly when the burst does (checked)."""
         env = self.env
         request = network.request() if network is not None else None
         if request is not None:
             yield request
+        start = env.now
+        total = sum(serial for _, _, serial, _ in parts)
         if any(packets for _, _, _, packets in parts):
-            for tensor, words, serial, packets in parts:
-                began = env.now
-                for w in packets:
-                    start = env.now
-                    yield env.timeout(w / bandwidth if packed else ceil(w / bandwidth))
-                    self._record(component, "packet", start, env.now, step, tensor, w)
-                if packed:
-                    yield env.timeout(began + serial - env.now)
-        else:
-            start = env.now
-            yield env.timeout(sum(serial for _, _, serial, _ in parts))
-            for tensor, words, serial, _ in parts:
-                self._record(component, "transfer", start, start + serial, step, tensor, words)
-                start += serial
+            env.process(self._packets(component, step, parts, bandwidth, packed, start + total))
+        yield env.timeout(total)
+        for tensor, words, serial, _ in parts:
+            self._record(component, "transfer", start, start + serial, step, tensor, words)
+            start += serial
         if request is not None:
             network.release(request)
+
+    def _packets(self, component: str, step: int, parts, bandwidth: float, packed: bool, end: float):
+        """The packets of one step, one event each: packed packets share the width, so packet i
+        of a tensor ends at ceil(words sent so far / bandwidth)."""
+        env = self.env
+        for tensor, words, serial, packets in parts:
+            began, sent = env.now, 0
+            for w in packets:
+                start = env.now
+                sent += w
+                finish = began + ceil(sent / bandwidth) if packed else start + ceil(w / bandwidth)
+                yield env.timeout(finish - env.now)
+                self._record(component, "packet", start, env.now, step, tensor, w)
+            if env.now != began + serial:
+                raise AssertionError(f"step {step}: {tensor} packets end at {env.now}, burst at {began + serial}")
+        if env.now != end:
+            raise AssertionError(f"step {step}: packets end at {env.now}, transfers at {end}")
 
     def _distribute(self):
         env = self.env
@@ -331,13 +342,12 @@ class LayerSimulation:
             stalls = [int(dram_part), int(waited - dram_part), 0]  # dram, noc, reduction
             cycles = ceil(demand.max_pe_macs / mpc)
             if self.options.per_pe:
-                if start > env.now:
-                    yield env.timeout(start - env.now)
-                procs = [env.process(self._pe(step, pe, m, mpc)) for pe, m in enumerate(demand.pe_macs) if m]
-                yield env.all_of(procs)
-            elif start + cycles > env.now:
+                for pe, macs in enumerate(demand.pe_macs):
+                    if macs:
+                        env.process(self._pe(step, pe, macs, mpc, start, start + cycles))
+            if start + cycles > env.now:
                 yield env.timeout(start + cycles - env.now)
-            if cycles and not self.options.per_pe:
+            if cycles:
                 self._record("pe_array", "compute", start, env.now, step, "", demand.macs, demand.active_pes)
             computed_at = env.now
             last_tile_step = demand.tile_last and self.tiles[tile].write_words > 0
@@ -402,10 +412,12 @@ class LayerSimulation:
         if len(shifts) == 1:
             self.ff_hint = (run, shifts.pop(), self.recent[-1][3])
 
-    def _pe(self, step: int, pe: int, macs: int, mpc: int):
-        start = self.env.now
-        yield self.env.timeout(ceil(macs / mpc))
+    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float):
+        """One PE's computation in per-PE execution; it must end with its lock-step group."""
+        yield self.env.timeout(start + ceil(macs / mpc) - self.env.now)
         self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
+        if self.env.now > group_end:
+            raise AssertionError(f"step {step}: PE {pe} ends at {self.env.now} after its group ({group_end})")
 
     def _drain(self):
         env = self.env

@@ -52,6 +52,16 @@ Term = tuple[str, int]  # (dimension, coefficient)
 Axis = tuple[Term, ...]  # index = sum(coefficient * dimension)
 
 
+def axis_distinct(axis: Axis, sizes: Mapping[str, int]) -> int:
+    """Distinct values of ``sum(c * d)`` over ``d`` in ``range(sizes[d])``: a plain range, or
+    ``stride * Y' + R`` whose filter window leaves gaps when it is narrower than the stride."""
+    if len(axis) == 2:
+        (d1, c1), (d2, c2) = sorted(axis, key=lambda term: -term[1])
+        if c2 == 1 and sizes[d2] < c1:
+            return sizes[d1] * sizes[d2]
+    return sum(c * (sizes[d] - 1) for d, c in axis) + 1
+
+
 @dataclass(frozen=True)
 class LoopNest:
     """Canonical iteration space of one operator.
@@ -77,9 +87,7 @@ class LoopNest:
 
     def tensor_words(self, role: str) -> int:
         """Number of distinct elements of tensor ``role`` touched by the whole nest."""
-        return prod(
-            sum(c * (self.dims[d] - 1) for d, c in axis) + 1 for axis in self.tensors[role]
-        )
+        return prod(axis_distinct(axis, self.dims) for axis in self.tensors[role])
 
 
 @dataclass(frozen=True)
