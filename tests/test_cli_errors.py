@@ -168,6 +168,32 @@ def test_stray_closing_brace(tmp_path):
     assert_user_error(result, f"{path}:{stray_line}:", "stray '}'")
 
 
+def test_unknown_layer_type(tmp_path):
+    path = write(tmp_path, "type.m", mapping_text(GOOD_DATAFLOW).replace("Type: CONV", "Type: POOL"))
+    result = run("--hw", "eyeriss_like", "--mapping", str(path))
+    assert_user_error(result, f"{path}:3:", "'POOL'", "not supported", "CONV")
+
+
+def test_not_utf8_and_empty_files(tmp_path):
+    binary = tmp_path / "binary.m"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    assert_user_error(run("--hw", "eyeriss_like", "--mapping", str(binary)), str(binary), "not UTF-8")
+    empty = write(tmp_path, "empty.m", "")
+    assert_user_error(run("--hw", "eyeriss_like", "--mapping", str(empty)), f"{empty}:1:", "no Network block")
+
+
+def test_unknown_layer_selected(good_m):
+    result = run("--hw", "eyeriss_like", "--mapping", str(good_m), "--layer", "conv9")
+    assert_user_error(result, str(good_m), "no layer 'conv9'", "conv1")
+
+
+def test_spatial_reduction_without_reduction_network(tmp_path):
+    dataflow = ["TemporalMap(1,1) K;", "SpatialMap(1,1) C;", "TemporalMap(3,1) Y;", "TemporalMap(3,1) X;"]
+    path = write(tmp_path, "red.m", mapping_text(dataflow))
+    result = run("--hw", "eyeriss_like", "--mapping", str(path), "--set", "reduction_noc.kind=none")
+    assert_user_error(result, f"{path}:{LINE + 1}:", "SpatialMap(1,1) C", "no reduction network")
+
+
 def test_missing_mapping_file(tmp_path):
     path = tmp_path / "nowhere.m"
     result = run("--hw", "eyeriss_like", "--mapping", str(path))
@@ -213,6 +239,16 @@ def test_hw_unknown_field(tmp_path, good_m):
     hw = _hw_file(tmp_path, mutate)
     result = run("--hw", str(hw), "--mapping", str(good_m))
     assert_user_error(result, str(hw), "l2.bogus_field", "unknown field", "valid fields here", "size_bytes")
+
+
+def test_hw_yaml_syntax_error(tmp_path, good_m):
+    text = EYERISS_YAML.read_text(encoding="utf-8").replace("  banks: 1\n", "  banks: [1\n")
+    hw = write(tmp_path, "broken.yaml", text)
+    line = text.splitlines().index("  banks: [1") + 1
+    result = run("--hw", str(hw), "--mapping", str(good_m))
+    err = assert_user_error(result, str(hw), "invalid YAML")
+    # the parser notices the unclosed '[' at the next key; the message names a line near it
+    assert any(f"{hw}:{n}:" in err for n in range(line, line + 3)), err
 
 
 def test_set_unknown_key(good_m):

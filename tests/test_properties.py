@@ -8,7 +8,12 @@ both fidelity modes and checked against invariants that any correct schedule mus
   the DRAM channel needs for the bytes it moved;
 - every input/weight element is read from DRAM at least once and every output element is
   written at least once;
-- runs are deterministic, and the per-PE engine agrees with the grouped one.
+- runs are deterministic, and the per-PE engine (and, where the engine has it, the unrolled
+  one without steady-state fast-forward) agrees with the grouped one.
+
+Random mappings cover levels without SpatialMap, several SpatialMaps at one level and nested
+clusters whose sizes do not divide; two of those regions also get property tests of their own
+at the end, next to regressions with the examples that once failed (all found by these tests).
 
 Only the public API is used: ``Layer.build``, ``load_hardware`` with ``--set`` overrides,
 ``style_mapping``, ``MapDirective``/``ClusterDirective``, ``compile_mapping`` and
@@ -39,11 +44,13 @@ TENSORS = ("input", "weight", "output")
 HAS_FAST_FORWARD = "fast_forward" in {f.name for f in dataclasses.fields(SimOptions)}
 MODES = ("realistic", "maestro")
 
-# ACCELSIM_PROPERTY_EXAMPLES=500 for a longer search
-MAX_EXAMPLES = int(os.environ.get("ACCELSIM_PROPERTY_EXAMPLES", "40"))
+# Derandomized so that a run is reproducible; for a longer, random search:
+#   ACCELSIM_PROPERTY_EXAMPLES=2000 ACCELSIM_PROPERTY_RANDOM=1 pytest tests/test_properties.py
+MAX_EXAMPLES = int(os.environ.get("ACCELSIM_PROPERTY_EXAMPLES", "200"))
 SETTINGS = settings(
     max_examples=MAX_EXAMPLES,
     deadline=None,
+    derandomize=not os.environ.get("ACCELSIM_PROPERTY_RANDOM"),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
@@ -98,7 +105,11 @@ layers = st.one_of(
 # --------------------------------------------------------------------------------------------
 # hardware: a preset shrunk with --set overrides
 
+ROOMY_L2_BYTES = 1048576
+# fractional bandwidths on purpose (3 words/cycle once crashed per-PE execution on float
+# rounding: test_per_pe_with_fractional_network_bandwidth)
 bandwidths = st.sampled_from([1, 2, 3, 4, 8, 16, 1.5, 0.5])
+dram_bandwidths = bandwidths
 
 
 @st.composite
@@ -108,8 +119,10 @@ def hardware(draw) -> HardwareSpec:
     rows = draw(st.integers(1, 3))
     cols = draw(st.integers(1, 4))
     overrides = [f"pe_array.rows={rows}", f"pe_array.cols={cols}"]
-    # buffers large enough that tile sizes are never the point of these tests
-    overrides += ["l1.size_bytes=65536", "l2.size_bytes=1048576"]
+    # mostly roomy buffers; small ones make styles pick small tiles and the engine split L2
+    # tiles (simulate_layer runs mappings that overflow, as --allow-overflow does)
+    overrides += [f"l1.size_bytes={draw(st.sampled_from([16, 64, 512, 65536, 65536]))}",
+                  f"l2.size_bytes={draw(st.sampled_from([64, 256, 2048, ROOMY_L2_BYTES, ROOMY_L2_BYTES]))}"]
     overrides += [
         f"word_size_bytes={draw(st.integers(1, 2))}",
         f"pe_array.macs_per_pe_per_cycle={draw(st.integers(1, 2))}",
@@ -126,7 +139,7 @@ def hardware(draw) -> HardwareSpec:
         f"reduction_noc.bandwidth_words_per_cycle={draw(bandwidths)}",
         f"reduction_noc.latency_cycles_per_hop={draw(st.integers(0, 2))}",
         f"dram.model={draw(st.sampled_from(['simple', 'simple', 'dmazerunner']))}",
-        f"dram.bandwidth_bytes_per_cycle={draw(bandwidths)}",
+        f"dram.bandwidth_bytes_per_cycle={draw(dram_bandwidths)}",
         f"dram.latency_cycles={draw(st.integers(0, 5))}",
         f"dram.burst_bytes={draw(st.sampled_from([1, 4, 64]))}",
     ]
@@ -140,15 +153,15 @@ def hardware(draw) -> HardwareSpec:
 
 
 @st.composite
-def random_dataflow(draw, layer: Layer, num_pes: int, spatial_every_level: bool = True,
+def random_dataflow(draw, layer: Layer, num_pes: int, spatial_every_level: bool = False,
                     single_spatial: bool = True, dividing_clusters: bool = True) -> list:
     """A random directive list built to be legal (1-3 cluster levels, windows that tile their
     parent exactly, at most one moving spatial map per level); compile may still refuse it.
 
-    With ``spatial_every_level`` every cluster level has at least one SpatialMap, with
-    ``single_spatial`` at most one; with ``dividing_clusters`` a nested Cluster's size divides
-    the size of the cluster it is in (see the xfail tests at the end for what goes wrong
-    otherwise)."""
+    With ``spatial_every_level`` every cluster level has at least one SpatialMap (without, a
+    level may have only TemporalMaps: its first sub-unit works, the others idle); with
+    ``single_spatial`` at most one SpatialMap per level; with ``dividing_clusters`` a nested
+    Cluster's size divides the size of the cluster it is in."""
     nest = layer.loop_nest()
     extents = dict(nest.dims)
     levels = draw(st.integers(1, 3))
@@ -218,6 +231,20 @@ def run(cm, hw: HardwareSpec, mode: str, per_pe: bool = False) -> LayerResult:
         raise
 
 
+def distinct_words(nest, role: str) -> int:
+    """Elements of tensor ``role`` the loop nest really touches, counted by enumeration.
+
+    ``LoopNest.tensor_words`` counts the bounding box of each index axis, which is more when a
+    stride skips rows (stride 2 with a 1-row filter; see test_tensor_words_counts_distinct)."""
+    total = 1
+    for axis in nest.tensors[role]:
+        values = {0}
+        for dim, coeff in axis:
+            values = {v + coeff * i for v in values for i in range(nest.dims[dim])}
+        total *= len(values)
+    return total
+
+
 def _note(text: str) -> None:
     if currently_in_test_context():
         note(text)
@@ -252,7 +279,8 @@ def check_properties(layer: Layer, hw: HardwareSpec, cm, *, compare_per_pe: bool
             assert result.cycles >= dram_words * hw.word_size_bytes / hw.dram.bandwidth_bytes_per_cycle
         # every operand element fetched at least once, every output element written
         for role in ("input", "weight"):
-            assert result.accesses[role].dram_read >= nest.tensor_words(role), role
+            assert result.accesses[role].dram_read >= distinct_words(nest, role), role
+        assert result.accesses["output"].dram_write >= distinct_words(nest, "output")
         assert result.accesses["output"].dram_write >= nest.tensor_words("output")
         # determinism
         if check_determinism:
@@ -288,8 +316,12 @@ def style_cases(draw):
 
 
 @st.composite
-def random_cases(draw, spatial_every_level=True, single_spatial=True, dividing_clusters=True):
-    """(layer, hw, dataflow) with a random hand-built mapping."""
+def random_cases(draw, spatial_every_level=False, single_spatial=None, dividing_clusters=None):
+    """(layer, hw, dataflow) with a random hand-built mapping (``None``: either way)."""
+    if single_spatial is None:
+        single_spatial = draw(st.booleans(), label="single_spatial")
+    if dividing_clusters is None:
+        dividing_clusters = draw(st.booleans(), label="dividing_clusters")
     layer = draw(layers, label="layer")
     hw = draw(hardware(), label="hw")
     dataflow = draw(random_dataflow(layer, hw.num_pes, spatial_every_level, single_spatial,
@@ -302,18 +334,6 @@ def check_case(case) -> None:
     _note(f"dataflow: {list(dataflow)}")
     cm = compile_or_reject(layer, dataflow, hw)
     check_properties(layer, hw, cm)
-
-
-@SETTINGS
-@given(case=style_cases())
-def test_style_mappings(case):
-    check_case(case)
-
-
-@SETTINGS
-@given(case=random_cases())
-def test_random_mappings(case):
-    check_case(case)
 
 
 def _t(size, offset, dim):
@@ -334,6 +354,28 @@ FC_K2_C1 = Layer.build("L", OpType.FC, {"K": 2, "C": 1})
 GEMM_M2 = Layer.build("L", OpType.GEMM, {"M": 2, "N": 1, "K": 1})
 
 
+@SETTINGS
+@given(case=style_cases())
+def test_style_mappings(case):
+    check_case(case)
+
+
+@SETTINGS
+@given(case=random_cases())
+def test_random_mappings(case):
+    check_case(case)
+
+
+@pytest.mark.parametrize("layer, pes, dataflow", [
+    # regression: a level of 2 PEs without SpatialMap used to run the same tile on both
+    pytest.param(GEMM_M2, 2, (_t(1, 1, "M"),), id="temporal-only-level"),
+    pytest.param(FC_K2_C1, 3, (ClusterDirective(2, 0), _t(1, 1, "K")), id="temporal-only-cluster"),
+])
+def test_level_without_spatial_map(layer, pes, dataflow):
+    hw = _small_hw(pes)
+    check_properties(layer, hw, compile_mapping(layer, dataflow, hw.num_pes))
+
+
 @pytest.mark.parametrize("kind", ["tree", "chain"])
 @pytest.mark.parametrize("latency", [0, 1, 2])
 def test_reduction_latency_keeps_the_last_writeback(kind, latency):
@@ -351,25 +393,9 @@ def test_reduction_latency_keeps_the_last_writeback(kind, latency):
 
 
 # --------------------------------------------------------------------------------------------
-# Regions where accelsim is known to be wrong: the same properties, over the inputs the tests
-# above steer clear of, each with an explicit failing example (so the xfail is deterministic).
+# Regressions: regions where these properties once failed, each with its failing example.
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "steps bug: a cluster level with several sub-units but no SpatialMap runs the same "
-    "tile on every sub-unit (step_boxes only deactivates extra units when level.spatial is "
-    "non-empty), so every MAC is counted units times"))
-@SETTINGS
-@example(case=(GEMM_M2, _small_hw(2), (_t(1, 1, "M"),)))
-@given(case=random_cases(spatial_every_level=False))
-def test_level_without_spatial_map(case):
-    check_case(case)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "steps bug: at a level with two SpatialMaps where one covers its whole extent (one "
-    "window, which compile treats as not moving) the sub-unit window index is still added to "
-    "that one's offset, so every sub-unit but the first gets an empty box and MACs are lost"))
 @SETTINGS
 @example(case=(FC_K2_C1, _small_hw(1), (_s(1, 1, "N"), _s(1, 1, "K"))))
 @given(case=random_cases(single_spatial=False))
@@ -377,13 +403,66 @@ def test_several_spatial_maps_per_level(case):
     check_case(case)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "compile/steps bug: with nested clusters whose sizes do not divide (Cluster(3,P); "
-    "Cluster(2,P) on 3 PEs) used_pes counts every PE of the outer cluster, and the PEs left "
-    "over by the inner one wrap around (unit index modulo units) and repeat another PE's work, "
-    "so MACs are counted more than once"))
 @SETTINGS
 @example(case=(FC_K2_C1, _small_hw(3), (ClusterDirective(3, 0), ClusterDirective(2, 0), _s(1, 1, "K"))))
 @given(case=random_cases(dividing_clusters=False))
 def test_nested_clusters_that_do_not_divide(case):
     check_case(case)
+
+
+def test_tensor_words_counts_distinct():
+    layer = Layer.build("L", OpType.CONV2D, {"K": 1, "C": 5, "R": 1, "S": 1, "Y": 3, "X": 2}, stride_y=2)
+    nest = layer.loop_nest()
+    assert distinct_words(nest, "input") == 5 * 2 * 2  # rows 0 and 2 only
+    assert nest.tensor_words("input") == distinct_words(nest, "input")
+
+
+def _per_pe_and_grouped(mode, layer, overrides, dataflow):
+    hw = load_hardware("eyeriss_like", overrides)
+    cm = compile_mapping(layer, dataflow, hw.num_pes)
+    grouped = simulate_layer(cm, hw, SimOptions(mode))
+    detailed = simulate_layer(cm, hw, SimOptions(mode, per_pe=True))
+    assert grouped.macs == detailed.macs == layer.macs
+    return grouped, detailed
+
+
+def test_per_pe_equals_grouped_under_dram_contention():
+    """Regression (realistic mode): grouped 58 cycles vs per-PE 59 before the networks'
+    packets shared their width."""
+    grouped, detailed = _per_pe_and_grouped(
+        "realistic", Layer.build("L", OpType.GEMM, {"M": 1, "N": 2, "K": 8}),
+        ["word_size_bytes=2", "l2.size_bytes=64", "reduction_noc.bandwidth_words_per_cycle=0.5",
+         "dram.latency_cycles=3", "dram.burst_bytes=1"],
+        (_t(1, 1, "N"), _t(1, 1, "K")))
+    assert detailed.cycles == grouped.cycles
+
+
+def test_per_pe_equals_grouped_maestro_mode():
+    grouped, detailed = _per_pe_and_grouped(
+        "maestro", Layer.build("L", OpType.GEMM, {"M": 8, "N": 1, "K": 2}),
+        ["word_size_bytes=2", "l2.size_bytes=64", "distribution_noc.bandwidth_words_per_cycle=1"],
+        (_t(1, 1, "K"), _t(1, 1, "M")))
+    assert detailed.cycles == grouped.cycles
+
+
+def test_per_pe_equals_grouped_with_spills():
+    layer = Layer.build("L", OpType.CONV2D, {"K": 1, "C": 8, "R": 2, "S": 2, "Y": 5, "X": 6})
+    hw = load_hardware("eyeriss_like", ["l2.size_bytes=64", "l2.double_buffered=false",
+                                        "dram.bandwidth_bytes_per_cycle=4", "dram.burst_bytes=1",
+                                        "reduction_noc.latency_cycles_per_hop=2"])
+    dataflow = (_t(1, 1, "N"), _s(1, 1, "K"), _t(3, 3, "C"), _t(1, 1, "R"), _t(1, 1, "S"),
+                _t(1, 1, "Y'"), _t(5, 5, "X'"), ClusterDirective(3, 0), _s(1, 1, "C"))
+    cm = compile_mapping(layer, dataflow, hw.num_pes)
+    grouped = simulate_layer(cm, hw, SimOptions("realistic"))
+    detailed = simulate_layer(cm, hw, SimOptions("realistic", per_pe=True))
+    assert grouped.macs == detailed.macs == layer.macs
+    assert detailed.cycles == grouped.cycles
+
+
+def test_per_pe_with_fractional_network_bandwidth():
+    layer = Layer.build("L", OpType.GEMM, {"M": 3, "N": 1, "K": 1})
+    grouped, detailed = _per_pe_and_grouped(
+        "realistic", layer,
+        ["reduction_noc.bandwidth_words_per_cycle=3", "dram.bandwidth_bytes_per_cycle=1"],
+        (_s(1, 1, "M"),))
+    assert detailed.cycles == grouped.cycles
