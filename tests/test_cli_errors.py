@@ -440,3 +440,36 @@ def test_subprocess_bad_hardware_and_good_run(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert json.loads(out.read_text())[0]["macs"] == 8 * 4 * 3 * 3 * 6 * 6
+
+
+def test_per_pe_run_matches_grouped(tmp_path):
+    """--per-pe once crashed with a simpy 'Negative delay' traceback when a network's bandwidth
+    (here the reduction network's, 3 words/cycle) made packet times non-integral."""
+    text = "\n".join([
+        "Network g {",
+        "  Layer g1 {",
+        "    Type: GEMM",
+        "    Dimensions { M: 3, N: 1, K: 1 }",
+        "    Dataflow { SpatialMap(1,1) M; }",
+        "  }",
+        "}",
+    ]) + "\n"
+    path = write(tmp_path, "gemm.m", text)
+    sets = ["--set", "reduction_noc.bandwidth_words_per_cycle=3", "--set", "dram.bandwidth_bytes_per_cycle=1"]
+    outs = {}
+    for flag in ([], ["--per-pe"]):
+        out = tmp_path / f"out{len(flag)}.json"
+        result = run("--hw", "eyeriss_like", "--mapping", str(path), *sets, *flag, "--json", str(out))
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output
+        outs[bool(flag)] = json.loads(out.read_text())[0]
+    assert outs[True]["cycles"] == outs[False]["cycles"]
+    assert outs[True]["macs"] == outs[False]["macs"] == 3
+
+
+def test_bench_quick_prints_its_figures():
+    """`accelsim bench --quick` runs and reports cycles/s, events/s and peak memory."""
+    result = CliRunner().invoke(main, ["bench", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "simulated cycles/s" in result.output and "events/s" in result.output
+    assert "peak memory" in result.output

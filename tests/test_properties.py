@@ -54,6 +54,9 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
+# the regions test_random_mappings also draws from, searched a little more
+REGION_SETTINGS = settings(SETTINGS, max_examples=max(10, MAX_EXAMPLES // 4))
+
 # --------------------------------------------------------------------------------------------
 # layers
 
@@ -396,14 +399,14 @@ def test_reduction_latency_keeps_the_last_writeback(kind, latency):
 # Regressions: regions where these properties once failed, each with its failing example.
 
 
-@SETTINGS
+@REGION_SETTINGS
 @example(case=(FC_K2_C1, _small_hw(1), (_s(1, 1, "N"), _s(1, 1, "K"))))
 @given(case=random_cases(single_spatial=False))
 def test_several_spatial_maps_per_level(case):
     check_case(case)
 
 
-@SETTINGS
+@REGION_SETTINGS
 @example(case=(FC_K2_C1, _small_hw(3), (ClusterDirective(3, 0), ClusterDirective(2, 0), _s(1, 1, "K"))))
 @given(case=random_cases(dividing_clusters=False))
 def test_nested_clusters_that_do_not_divide(case):
