@@ -7,7 +7,6 @@ the file, line or field and exit with status 2; no traceback.
 from __future__ import annotations
 
 import csv
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -21,7 +20,7 @@ from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import LayerResult, NetworkResult
+from accelsim.sim.results import LayerResult, NetworkResult, write_json
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2
@@ -135,8 +134,7 @@ def simulate(hw_ref, mapping_path, network, style, layer, mode, overrides, json_
     click.echo(f"{name} on {hw.name} ({mode} mode)")
     click.echo(_format_table(result))
     if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump([r.to_dict() for r in results], f, indent=2)
+        write_json(results, json_out)
         click.echo(f"wrote {json_out}")
     if csv_out:
         rows = [r.to_row() for r in results]
