@@ -124,3 +124,21 @@ def test_mac_pipeline_latency_shows_as_compute_stall():
     r = simulate_layer(compile_mapping(layer, dataflow, hw.num_pes), hw)
     assert r.stall_cycles["compute"] == 2
     assert r.compute_busy_cycles + sum(r.stall_cycles.values()) == r.cycles
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_spilled_partial_sum_is_read_back_once(case):
+    """Partial sums written to L2 before their reduction is complete come back exactly once."""
+    from accelsim.sim.profile import ProfileOptions, ScheduleProfile
+
+    layer, dataflow = CASES[case]
+    hw = _hw()
+    cm = compile_mapping(layer, dataflow, hw.num_pes)
+    profile = ScheduleProfile(cm, ProfileOptions(True, 4, 2), 1 << 20)
+    spilled = read_back = 0
+    for demand, repeat in profile.steps():
+        read_back += demand.readback.words * repeat
+        spilled += demand.drain_words * repeat if demand.drain_partial else 0
+    assert spilled == read_back
+    if case == "psum_spill":
+        assert spilled > 0
