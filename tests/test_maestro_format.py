@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-try:  # run from a checkout without installing the package
-    import accelsim  # noqa: F401
-except ImportError:  # pragma: no cover
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelsim.errors import InputError, MappingError
 from accelsim.mapping.ast import ClusterDirective, MaestroFile, MaestroLayer, MapDirective

@@ -111,7 +111,7 @@ def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Dire
 
 
 def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
-    rows, cols = hw.pe_array.rows or 1, hw.pe_array.cols or hw.num_pes
+    rows = hw.pe_array.rows or 1
     s = layer.sizes
     if layer.op is OpType.GEMM:
         k = min(rows, s["K"])

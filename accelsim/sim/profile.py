@@ -19,7 +19,7 @@ Counting rules (also in the README):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import ceil, prod
+from math import prod
 from typing import Iterator
 
 import numpy as np
