@@ -88,15 +88,12 @@ def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
     layers = []
     for job in jobs:
         l = job.layer
-        if l.op is OpType.GEMM:
-            dims = dict(l.sizes)
-        else:
-            dims = {d: v for d, v in l.sizes.items()}
-            if l.op in (OpType.DWCONV, OpType.RESADD):
-                dims.pop("K", None)
-            if l.op is OpType.RESADD:
-                dims.pop("R", None)
-                dims.pop("S", None)
+        dims = dict(l.sizes)
+        if l.op in (OpType.DWCONV, OpType.RESADD):
+            dims.pop("K")
+        if l.op is OpType.RESADD:
+            dims.pop("R")
+            dims.pop("S")
         dataflow = tuple(
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
@@ -106,14 +103,14 @@ def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
 
 def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
              allow_overflow: bool = False, progress: Callable[[LayerResult], None] | None = None) -> NetworkResult:
-    """Simulate every job in order."""
+    """Simulate every job in order. All jobs are compiled and checked first, so a bad layer
+    is reported before any simulation time is spent; ``progress`` gets each layer's result."""
+    compiled = [prepare(job, hw, allow_overflow) for job in jobs]
     results = []
-    for job in jobs:
-        cm = prepare(job, hw, allow_overflow)
-        result = simulate_layer(cm, hw, options)
-        results.append(result)
+    for cm in compiled:
+        results.append(simulate_layer(cm, hw, options))
         if progress is not None:
-            progress(result)
+            progress(results[-1])
     return NetworkResult(network, results)
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import click
 
 from accelsim import __version__
-from accelsim.api import OverflowWarning, jobs_from_maestro, jobs_from_network, prepare, to_maestro
+from accelsim.api import OverflowWarning, jobs_from_maestro, jobs_from_network, run_jobs, to_maestro
 from accelsim.errors import InputError
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
-from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import LayerResult, NetworkResult, write_json
+from accelsim.sim.engine import SimOptions
+from accelsim.sim.results import NetworkResult, write_json
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2
@@ -60,12 +60,10 @@ def _format_table(result: NetworkResult) -> str:
     ]
     if len(result.layers) > 1:
         s = result.summary()
-        rows.append(("TOTAL", "", f"{s['cycles']:,}", f"{s['macs']:,}",
-                     f"{100 * sum(r.macs for r in result.layers) / max(1, sum(r.num_pes * r.cycles for r in result.layers)):.1f}",
-                     f"{s['energy_pj'] / 1e6:.3f}", "", "",
-                     f"{sum(r.stall_cycles['distribution_noc'] for r in result.layers):,}",
-                     f"{sum(r.stall_cycles['reduction'] for r in result.layers):,}",
-                     f"{sum(r.stall_cycles['dram'] for r in result.layers):,}"))
+        stall = s["stall_cycles"]
+        rows.append(("TOTAL", "", f"{s['cycles']:,}", f"{s['macs']:,}", f"{100 * s['pe_utilization']:.1f}",
+                     f"{s['energy_pj'] / 1e6:.3f}", "", "", f"{stall['distribution_noc']:,}",
+                     f"{stall['reduction']:,}", f"{stall['dram']:,}"))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
     for row in rows:
@@ -106,31 +104,23 @@ def simulate(hw_ref, mapping_path, network, style, layer, mode, overrides, json_
             name, jobs = jobs_from_maestro(mapping_path, layer)
         else:
             name, jobs = jobs_from_network(network, style, hw, layer)
-        options = SimOptions(mode=mode, per_pe=per_pe)
         show = progress if progress is not None else sys.stderr.isatty()
-        results: list[LayerResult] = []
+        bar = None
+        if show and len(jobs) > 1:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(jobs), unit="layer", file=sys.stderr, desc=name)
+
         with warnings.catch_warnings():
             warnings.simplefilter("always", OverflowWarning)
             warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
-            compiled = []
-            for job in jobs:
-                compiled.append(prepare(job, hw, allow_overflow))
-        bar = None
-        if show and len(compiled) > 1:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(compiled), unit="layer", file=sys.stderr, desc=name)
-        for cm in compiled:
-            if bar is not None:
-                bar.set_postfix_str(cm.layer.name)
-            results.append(simulate_layer(cm, hw, options))
-            if bar is not None:
-                bar.update(1)
+            result = run_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), allow_overflow,
+                              (lambda done: bar.update(1)) if bar is not None else None)
         if bar is not None:
             bar.close()
     except InputError as exc:
         _fail(str(exc))
-    result = NetworkResult(name, results)
+    results = result.layers
     click.echo(f"{name} on {hw.name} ({mode} mode)")
     click.echo(_format_table(result))
     if json_out:

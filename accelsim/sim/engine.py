@@ -61,10 +61,6 @@ class SimOptions:
     fast_forward: bool = True  # execute proven steady-state repeats as one block
 
 
-def noc_kind_systolic(hw: HardwareSpec) -> bool:
-    return hw.distribution_noc.kind == "systolic"
-
-
 def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
     """A mapping that reduces partial sums across PEs needs a reduction network."""
     if hw.reduction_noc.kind != "none":
@@ -157,7 +153,7 @@ class LayerSimulation:
         self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self._ingress_latency() if noc_kind_systolic(hw) else 0)
+        self.operand_slots = self.buffers + (self._ingress_latency() if hw.distribution_noc.kind == "systolic" else 0)
         self.l1_slots = simpy.Container(env, capacity=self.operand_slots, init=self.operand_slots)
         self.out_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -336,6 +332,7 @@ class LayerSimulation:
         while self.steps_done < total:
             waited_from = env.now
             step, run, count, demand, arrival, l2_arrival, tile = yield self.ready.get()
+            period = self.ff_hint[1] if count > 1 else 0  # steady-state cycles per step of a block
             start = max(env.now, arrival)
             waited = start - waited_from
             dram_part = min(waited, max(0.0, l2_arrival - waited_from))
@@ -357,11 +354,10 @@ class LayerSimulation:
             if drains:
                 yield self.out_slots.get(1)
                 stalls[2] = int(env.now - computed_at)
-                period = self.ff_hint[1] if count > 1 else 0
                 self.drain_q.put((step, run, count, demand, env.now + pipeline,
                                   tile if last_tile_step else -1, period))
             if count > 1:
-                period, per_step_stalls = self.ff_hint[1], self.ff_hint[2]
+                per_step_stalls = self.ff_hint[2]
                 # steady state: step i of the block computes one period after step i-1; the
                 # second output buffer is taken when the second step would take it, and the
                 # buffers are freed when the last steps' computations end
@@ -385,7 +381,7 @@ class LayerSimulation:
             self.stall["reduction"] += stalls[2]
             self.busy += count * cycles
             self.macs += count * demand.macs
-            self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * (self.ff_hint[1] if count > 1 else 0))
+            self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * period)
             self.steps_done += count
         self.drain_q.put(None)
 

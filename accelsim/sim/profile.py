@@ -3,8 +3,8 @@
 For each step this derives, from the PEs' boxes, the MACs and compute cycles, the operand words
 the distribution network must deliver (only what is not already in a PE's L1; one transfer per
 multicast group), the partial-sum read-backs at the start of a revisited output tile, and the
-output drains (spatial reduction groups) at the end of an output tile. For each L2 tile (one
-iteration of the level-0 loops) it derives the DRAM traffic. Consecutive steps with identical
+output drains (spatial reduction groups) at the end of an output tile. For each L2 tile (the
+data of the innermost level-0 loops that fit L2) it derives the DRAM traffic. Consecutive steps with identical
 demands are run-length encoded, so the engine receives ``(StepDemand, repeat)`` pairs.
 
 Counting rules (also in the README):
@@ -36,7 +36,7 @@ class TransferSet:
     """Deliveries of one tensor in one step.
 
     ``transfers`` packets; ``words`` distinct words sent (= L2 reads); ``dest_words`` words
-    written into L1s; ``serial_cycles`` = sum over packets of ceil(words / bandwidth).
+    written into L1s; ``serial_cycles`` the network's busy cycles (see ``ProfileOptions``).
     """
 
     transfers: int = 0
@@ -61,7 +61,7 @@ class StepDemand:
     drain_pe_words: int  # words read out of PE L1s
     drain_max_group: int  # largest spatial reduction group (PEs)
     drain_partial: bool  # the drained tiles are partial sums (revisited later)
-    reduction_serial_cycles: int  # sum over groups of ceil(words / reduction bandwidth)
+    reduction_serial_cycles: int  # busy cycles of the egress network for the drains
     tile_first: bool  # first step of an L2 tile
     tile_last: bool  # last step of an L2 tile
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
@@ -70,13 +70,12 @@ class StepDemand:
 
 @dataclass(frozen=True)
 class TileDemand:
-    """DRAM traffic of one L2 tile (one iteration of the level-0 loops)."""
+    """DRAM traffic of one L2 tile."""
 
     read_words: dict[str, int]  # input, weight, output (output = partial sums read back)
-    read_runs: dict[str, int]  # contiguous runs in DRAM (row-major layout)
+    read_runs: dict[str, int]  # contiguous runs in DRAM (in each tensor's layout)
     write_words: int  # output words written back at the end of the tile (0 if kept)
     write_runs: int
-    write_partial: bool
 
 
 @dataclass(frozen=True)
@@ -458,7 +457,7 @@ def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -
         reads = {role: 0 for role in nest.tensors}
         runs = {role: 0 for role in nest.tensors}
         if not valid[t]:
-            demands.append(TileDemand(reads, runs, 0, 0, False))
+            demands.append(TileDemand(reads, runs, 0, 0))
             continue
         for role in OPERANDS:
             lo, hi = lists[role][0][t], lists[role][1][t]
@@ -474,12 +473,9 @@ def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -
         ovol = prod(oext)
         oruns = _runs(oext, full["output"], nest.layout("output"))
         revisit = any(idx[i][t] > 0 for i in outer_red)
-        last_visit = all(idx[i][t] == view.loops[i].trips - 1 for i in outer_red)
         start = t % run_steps == 0
         end = (t + 1) % run_steps == 0 or t == n - 1
         if start and revisit:
             reads["output"], runs["output"] = ovol, oruns
-        demands.append(
-            TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, bool(end and not last_visit))
-        )
+        demands.append(TileDemand(reads, runs, ovol if end else 0, oruns if end else 0))
     return demands

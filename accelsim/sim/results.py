@@ -137,16 +137,17 @@ class NetworkResult:
         return pd.DataFrame([r.to_row() for r in self.layers])
 
     def summary(self) -> dict[str, Any]:
-        """Network totals (cycles, MACs, energy, accesses) as a dict."""
-        num_pes = self.layers[0].num_pes if self.layers else 0
+        """Network totals (cycles, MACs, energy, stalls, accesses) as a dict. Utilization is
+        the layers' utilizations weighted by their cycles (the layers share one array)."""
         cycles = self.cycles
         return {
             "network": self.network,
             "layers": len(self.layers),
             "cycles": cycles,
             "macs": self.macs,
-            "pe_utilization": self.macs / (num_pes * cycles) if cycles and num_pes else 0.0,
+            "pe_utilization": sum(r.pe_utilization * r.cycles for r in self.layers) / cycles if cycles else 0.0,
             "energy_pj": self.energy_pj,
+            "stall_cycles": {c: sum(r.stall_cycles[c] for r in self.layers) for c in STALL_CAUSES},
             "accesses": {t: asdict(a) for t, a in self.total_accesses().items()},
         }
 
