@@ -341,29 +341,28 @@ def nominal_tile_words(cm: CompiledMapping) -> tuple[dict[str, int], dict[str, i
     return ({r: _footprint(cm.nest, r, pe) for r in roles}, {r: _footprint(cm.nest, r, top) for r in roles})
 
 
+def _needs(words: dict[str, int], word_size_bytes: int, double: bool) -> int:
+    return sum(words.values()) * word_size_bytes * (2 if double else 1)
+
+
 def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: bool, l2_double: bool) -> tuple[int, int]:
     """(L1 bytes per PE, L2 bytes) the mapping needs, doubled where double-buffered."""
     pe, top = nominal_tile_words(cm)
-    return (
-        sum(pe.values()) * word_size_bytes * (2 if l1_double else 1),
-        sum(top.values()) * word_size_bytes * (2 if l2_double else 1),
-    )
+    return _needs(pe, word_size_bytes, l1_double), _needs(top, word_size_bytes, l2_double)
 
 
 def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_bytes: int,
                l1_double: bool, l2_double: bool) -> list[str]:
     """Problems (empty if none) of tiles that do not fit their buffers, one message each."""
-    l1_need, l2_need = buffer_needs_bytes(cm, word_size_bytes, l1_double, l2_double)
-    pe, top = nominal_tile_words(cm)
     problems = []
-    if l1_need > l1_bytes:
-        problems.append(
-            f"L1 overflow: each PE needs {l1_need} bytes (input {pe['input']}, weight {pe['weight']}, "
-            f"output {pe['output']} words{', double-buffered' if l1_double else ''}) but L1 has {l1_bytes} bytes"
-        )
-    if l2_need > l2_bytes:
-        problems.append(
-            f"L2 overflow: the L2 tile needs {l2_need} bytes (input {top['input']}, weight {top['weight']}, "
-            f"output {top['output']} words{', double-buffered' if l2_double else ''}) but L2 has {l2_bytes} bytes"
-        )
+    for level, words, size, double in zip(("L1", "L2"), nominal_tile_words(cm), (l1_bytes, l2_bytes),
+                                          (l1_double, l2_double)):
+        need = _needs(words, word_size_bytes, double)
+        if need > size:
+            holder = "each PE needs" if level == "L1" else "the L2 tile needs"
+            problems.append(
+                f"{level} overflow: {holder} {need} bytes (input {words['input']}, weight "
+                f"{words['weight']}, output {words['output']} words{', double-buffered' if double else ''}) "
+                f"but {level} has {size} bytes"
+            )
     return problems
