@@ -149,3 +149,46 @@ def test_maestro_mode_packs_all_operands_into_one_transfer():
     hw = _tiny()
     r = simulate_layer(compile_mapping(FC4, [S(1, 1, "K")], hw.num_pes), hw, SimOptions(mode="maestro"))
     assert r.cycles == 12
+
+
+def test_read_back_waits_for_the_previous_visits_drain():
+    """GEMM M=1, N=2, K=2 on one PE: TemporalMap(1,1) K; TemporalMap(1,1) N, with a slow
+    reduction network (0.25 words/cycle, so L2 takes 0.25 words/cycle too).
+
+    Steps (K, N): s0 (0,0), s1 (0,1), s2 (1,0), s3 (1,1). Every step ends a visit of its 1-word
+    output tile, so every step drains (4 cycles, a group of 1 PE: no hop latency); s2 and s3
+    revisit the outputs of s0 and s1 and read their partial sums back from L2, which they may
+    only do once the drain of that previous visit has landed. L1 holds 2 steps.
+
+    DMA: A 2 + B 4 = 6 bytes, 1 cycle, L2 ready at 1.
+    s0: A[0,0] 1..2, B[0,0] 2..3, arrival 4, compute 4..5, drain 5..9 (lands 9).
+    s1: A[0,0] kept, B[0,1] 3..4, arrival 5, compute 5..6, drain waits for the network: 9..13.
+    s2: an L1 buffer is free at 5 (s0 computed), but its read-back of output N=0 waits for s0's
+      drain to land at 9 (without that rule it would be sent at 7..8 and read a partial sum
+      L2 does not hold yet): A[0,1] 9..10, B[1,0] 10..11, read-back 11..12, arrival 13,
+      compute 13..14, drain 14..18.
+    s3: held until s1's drain lands at 13; A[0,1] kept, B[1,1] 13..14, read-back 14..15,
+      arrival 16, compute 16..17, drain 18..22. Write-back of 2 words 22..23. Total 23.
+    Array: busy 4 (1 per step); stalls: s0 DRAM 1 + NoC 3; s2 waits 6..13, of which the 4
+    cycles its read-back was held (5..9) are the reduction's and 3 the NoC's; s3 waits 14..16,
+    1 held cycle (12..13) the reduction's and 1 the NoC's; after the last computation the
+    drains 17..22 (reduction 5) and the write-back 22..23 (DRAM 1):
+    4 + DRAM 2 + NoC 7 + reduction 10 = 23.
+    Output counts: L1 reads 4 accumulates + 4 drains, L1 writes 4 MACs + 2 read-backs, L2 reads
+    2 read-backs + 2 words written back, L2 writes 4 drained words.
+    """
+    hw = _tiny(pes=1, red_bw=0.25)
+    layer = Layer.build("g", "GEMM", {"M": 1, "N": 2, "K": 2})
+    cm = compile_mapping(layer, [T(1, 1, "K"), T(1, 1, "N")], hw.num_pes)
+    events = []
+    r = simulate_layer(cm, hw, sink=lambda *e: events.append(e))
+    assert r.cycles == 23
+    assert r.compute_busy_cycles == 4
+    assert r.stall_cycles == {"compute": 0, "distribution_noc": 7, "reduction": 10, "dram": 2}
+    read_backs = [(e[2], e[3], e[4]) for e in events if e[0] == "distribution_noc" and e[5] == "output"]
+    drains = [(e[2], e[3], e[4]) for e in events if e[0] == "reduction_noc"]
+    assert read_backs == [(11, 12, 2), (14, 15, 3)]
+    assert drains == [(5, 9, 0), (9, 13, 1), (14, 18, 2), (18, 22, 3)]
+    assert _acc(r, "output") == dict(l1_read=8, l1_write=6, l2_read=4, l2_write=4, dram_read=0, dram_write=2)
+    for options in (SimOptions(per_pe=True), SimOptions(fast_forward=False)):
+        assert simulate_layer(cm, hw, options).cycles == 23

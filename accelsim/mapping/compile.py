@@ -129,8 +129,13 @@ def compile_mapping(
     dataflow: Sequence[Directive],
     num_pes: int,
     source: str = "<mapping>",
+    check_legality: bool = True,
 ) -> CompiledMapping:
-    """Build the tile schedule; raise MappingError (with file and line) for illegal mappings."""
+    """Build the tile schedule; raise MappingError (with file and line) for illegal mappings.
+
+    ``check_legality=False`` (``--unchecked``, for testing mappers) skips the coverage checks
+    (windows that overlap, leave gaps or only cover a diagonal), so functional execution can
+    show what such a mapping computes; malformed mappings are still refused."""
     nest = layer.loop_nest()
     dims = nest.dims
     # ---- split into levels -------------------------------------------------------------
@@ -193,7 +198,8 @@ def compile_mapping(
                     LevelDirective(dim, "temporal", extents[dim], extents[dim], extents[dim], 1, f"(whole {dim})", None)
                 )
         level = Level(units[lvl_index], unit_pes[lvl_index], tuple(ordered))
-        _check_coverage(level, source)
+        if check_legality:
+            _check_coverage(level, source)
         levels.append(level)
         for ld in ordered:
             extents[ld.dim] = ld.size

@@ -2,9 +2,11 @@
 
 Five processes cooperate through SimPy stores and containers:
 
-- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered);
+- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered),
+  partial sums spilled to DRAM only once their write-back has ended;
 - ``distribute`` sends each step's new operand words and partial-sum read-backs from L2 to the
-  PE L1s over the distribution network, once a free L1 buffer exists;
+  PE L1s over the distribution network, once a free L1 buffer exists and, for a read-back,
+  once the drain of the tile's previous visit has landed in L2 (:class:`Milestones`);
 - ``compute`` runs the step on the PE array once its operands have arrived;
 - ``drain`` reduces finished (or spilled) output tiles over the reduction network and writes
   them to L2;
@@ -20,18 +22,23 @@ with its group and the packets with their burst.
 
 Every timed activity goes through :meth:`LayerSimulation._record`, which an optional event sink
 receives as ``(component, kind, start_cycle, end_cycle, step, tensor, words, pes)``: the hook for
-execution traces and functional execution.
+execution traces and functional execution. A sink also hears the array's stall spans (component
+``pe_array``, kind ``stall_<cause>``; not counted as events) and, if it has a ``level`` method,
+every change of the number of L2, L1 operand and L1 output buffers in use (see
+:mod:`accelsim.trace`). Stall spans are exact for unrolled runs (``fast_forward=False``).
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
 from math import ceil, log2
 from typing import Literal, Protocol
 
 import simpy
 
+from accelsim.bounds import fill_bounds
 from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
@@ -41,6 +48,33 @@ from accelsim.sim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAcces
 
 Mode = Literal["realistic", "maestro"]
 MIN_BLOCK_STEPS = 4  # fewest identical steps worth executing as one steady-state block
+# The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
+# ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
+IDEAL_EFFECTS = (
+    "multicast",  # every network multicasts
+    "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
+    "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
+    "shared_egress",  # outputs never compete with operands on the distribution network
+    "packed_egress",  # one step's drains as one transfer, not per reduction group
+    "ingress_latency",  # no distribution-network latency
+    "reduction_latency",  # no reduction-network hop latency
+    "mac_pipeline",  # no MAC pipeline depth
+    "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
+    "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
+)
+
+
+class ValueHooks(Protocol):
+    """Functional execution (:class:`accelsim.functional.datapath.DatapathValues`): called
+    when each transfer happens, with the step (or L2 tile) and how many identical steps it
+    stands for; it moves values and never changes timing."""
+
+    def start(self, profile: ScheduleProfile) -> None: ...
+    def tile_loaded(self, tile: int) -> None: ...
+    def delivered(self, step: int, count: int, demand: StepDemand) -> None: ...
+    def computed(self, step: int, count: int) -> None: ...
+    def drained(self, step: int, count: int, demand: StepDemand) -> None: ...
+    def written_back(self, tile: int) -> None: ...
 
 
 class EventSink(Protocol):
@@ -59,6 +93,111 @@ class SimOptions:
     mode: Mode = "realistic"
     per_pe: bool = False
     fast_forward: bool = True  # execute proven steady-state repeats as one block
+    # False (--unchecked): skip check_reduction_support, to let functional execution show
+    # what an illegal mapping computes
+    check_legality: bool = True
+    ideal: frozenset[str] = frozenset()  # IDEAL_EFFECTS idealized in realistic mode
+    # SCALE-Sim's per-fold fill/drain of a systolic array (SystolicFold); None: off
+    systolic_fold: "SystolicFold | None" = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.ideal) - set(IDEAL_EFFECTS))
+        if unknown:
+            raise ValueError(f"unknown ideal effects {unknown}; known: {', '.join(IDEAL_EFFECTS)}")
+
+
+@dataclass(frozen=True)
+class SystolicFold:
+    """SCALE-Sim's fold timing rule for a systolic array (see :mod:`accelsim.scalesim.translate`).
+
+    A fold is the run of steps over one tile of the ``stationary`` tensor (``weight`` for
+    SCALE-Sim's ws, ``input`` for is, ``output`` for os). Each fold pays ``fill_drain_cycles``
+    of compute on top of its streamed MACs (os: rows + cols - 2; ws and is: 2 rows + cols - 2),
+    charged to the step that loads a new stationary tile (input, weight) or drains it
+    (output). Steps never overlap on the array, so neither do folds.
+    """
+
+    stationary: Literal["input", "weight", "output"]
+    fill_drain_cycles: int
+
+    def overhead_cycles(self, demand: StepDemand) -> int:
+        """Fill/drain cycles this step adds: ``fill_drain_cycles`` at a fold boundary, else 0."""
+        if self.stationary == "output":
+            boundary = demand.drain_groups > 0
+        else:
+            boundary = getattr(demand, self.stationary).words > 0
+        return self.fill_drain_cycles if boundary else 0
+
+
+class Milestones:
+    """When numbered results are in place: the partial sums drained at a step (in L2), or an
+    L2 tile's write-back (in DRAM). A process that needs one waits until it is announced and
+    then until its cycle.
+
+    Partial sums are promised (by ``compute``, in step order) before they are announced (by
+    ``drain``, once their landing cycle is known); ``reach(n)`` says every result below ``n``
+    that will exist has been promised, so a wait for one that was not returns at once. A
+    fast-forwarded block of ``count`` identical steps is promised and announced at once: result
+    ``key + i`` is in place at ``cycle + i * period``."""
+
+    def __init__(self, env: simpy.Environment):
+        self.env = env
+        self.at: dict[int, float] = {}  # single results announced and not yet waited for
+        self.block_keys: list[int] = []
+        self.blocks: list[tuple[int, float, float]] = []  # (count, cycle, period) per block
+        self.promised: set[int] = set()  # single results promised, not yet announced
+        self.promised_blocks: list[tuple[int, int]] = []  # (first key, count)
+        self.reached = 0
+        self.news = env.event()
+
+    def promise(self, key: int, count: int = 1) -> None:
+        if count == 1:
+            self.promised.add(key)
+        else:
+            self.promised_blocks.append((key, count))
+
+    def reach(self, key: int) -> None:
+        self.reached = key
+        self._tell()
+
+    def announce(self, key: int, cycle: float, count: int = 1, period: float = 0) -> None:
+        if count == 1:
+            self.promised.discard(key)
+            self.at[key] = cycle
+        else:
+            self.block_keys.append(key)
+            self.blocks.append((count, cycle, period))
+        self._tell()
+
+    def _tell(self) -> None:
+        if self.news.callbacks:  # someone waits
+            self.news.succeed()
+            self.news = self.env.event()
+
+    def _cycle(self, key: int) -> float | None:
+        if key in self.at:
+            return self.at.pop(key)  # each result has one consumer
+        i = bisect_right(self.block_keys, key) - 1
+        if i >= 0 and key < self.block_keys[i] + self.blocks[i][0]:
+            count, cycle, period = self.blocks[i]
+            return cycle + (key - self.block_keys[i]) * period
+        return None
+
+    def _promised(self, key: int) -> bool:
+        if key in self.promised:
+            return True
+        i = bisect_right(self.promised_blocks, (key, float("inf"))) - 1
+        return i >= 0 and key < self.promised_blocks[i][0] + self.promised_blocks[i][1]
+
+    def wait(self, key: int):
+        """Process: wait until result ``key`` is in place; its value: whether it exists."""
+        while (cycle := self._cycle(key)) is None:
+            if key < self.reached and not self._promised(key):
+                return False
+            yield self.news
+        if cycle > self.env.now:
+            yield self.env.timeout(cycle - self.env.now)
+        return True
 
 
 def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
@@ -81,23 +220,25 @@ class LayerSimulation:
     """Simulate one compiled layer on one hardware spec."""
 
     def __init__(self, cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
-                 sink: EventSink | None = None):
+                 sink: EventSink | None = None, values: ValueHooks | None = None):
         self.cm = cm
         self.hw = hw
         self.options = options
         self.sink = sink
+        self.values = values  # functional execution: values ride on the transfers
         self.maestro = options.mode == "maestro"
+        self.ideal = IDEAL_EFFECTS if self.maestro else options.ideal
         noc = hw.distribution_noc
         red = hw.reduction_noc
         ingress_bw = noc.bandwidth_words_per_cycle
         egress_bw = red.bandwidth_words_per_cycle if red.kind != "none" else ingress_bw
-        if not self.maestro:
+        if "l2_ports" not in self.ideal:
             ingress_bw = min(ingress_bw, hw.l2.read_bandwidth_words_per_cycle)
             egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
         self.ingress_bw = ingress_bw
         self.egress_bw = egress_bw
         self.profile_options = ProfileOptions(
-            multicast=True if self.maestro else (noc.multicast or noc.kind == "systolic"),
+            multicast=True if "multicast" in self.ideal else (noc.multicast or noc.kind == "systolic"),
             noc_bandwidth_words_per_cycle=ingress_bw,
             egress_bandwidth_words_per_cycle=egress_bw,
             detail=options.per_pe,
@@ -109,7 +250,7 @@ class LayerSimulation:
     # ------------------------------------------------------------------ timing rules
     def _ingress_latency(self) -> int:
         """Cycles from the last word leaving L2 until it is in the farthest L1."""
-        if self.maestro:
+        if "ingress_latency" in self.ideal:
             return 0
         noc = self.hw.distribution_noc
         pes = self.hw.pe_array
@@ -121,7 +262,7 @@ class LayerSimulation:
 
     def _reduction_latency(self, group: int) -> int:
         """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        if self.maestro or group <= 1:
+        if "reduction_latency" in self.ideal or group <= 1:
             return 0
         red = self.hw.reduction_noc
         if red.kind == "tree":
@@ -134,35 +275,56 @@ class LayerSimulation:
         if self.sink is not None:
             self.sink(component, kind, int(start), int(end), step, tensor, words, pes)
 
+    def _stall(self, cause: str, start: float, end: float, step: int) -> None:
+        """Tell the sink the array waited from ``start`` to ``end`` for ``cause``."""
+        if self.sink is not None and end > start:
+            self.sink("pe_array", f"stall_{cause}", int(start), int(end), step, "", 0, 0)
+
+    def _slots(self, name: str, capacity: int) -> simpy.Container:
+        """A pool of ``capacity`` buffers; a sink with a ``level`` method hears its use."""
+        level = getattr(self.sink, "level", None)
+        if level is None:
+            return simpy.Container(self.env, capacity=capacity, init=capacity)
+        from accelsim.trace.slots import ObservedSlots
+
+        return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity))
+
     # ------------------------------------------------------------------ run
     def run(self) -> LayerResult:
         wall0 = time.perf_counter()
         cm, hw = self.cm, self.hw
-        check_reduction_support(cm, hw)
+        if self.options.check_legality:
+            check_reduction_support(cm, hw)
         env = simpy.Environment()
         self.env = env
-        double_l1 = self.maestro or hw.l1.double_buffered
-        double_l2 = self.maestro or hw.l2.double_buffered
+        double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
+        double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
         # MAESTRO assumes no contention: outputs do not compete with operands. A network used
         # by one process alone needs no arbitration (None).
-        shared_egress = hw.reduction_noc.kind == "none" and not self.maestro
+        shared_egress = hw.reduction_noc.kind == "none" and "shared_egress" not in self.ideal
         self.noc = simpy.Resource(env, 1) if shared_egress else None
         self.egress = self.noc if shared_egress else None
         self.dram = simpy.Resource(env, 1)
-        self.l2_slots = simpy.Container(env, capacity=2 if double_l2 else 1, init=2 if double_l2 else 1)
+        self.l2_slots = self._slots("l2", 2 if double_l2 else 1)
         self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
         self.operand_slots = self.buffers + (self._ingress_latency() if hw.distribution_noc.kind == "systolic" else 0)
-        self.l1_slots = simpy.Container(env, capacity=self.operand_slots, init=self.operand_slots)
-        self.out_slots = simpy.Container(env, capacity=self.buffers, init=self.buffers)
+        self.l1_slots = self._slots("l1_operand", self.operand_slots)
+        self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
         self.ready = simpy.Store(env)
         self.drain_q = simpy.Store(env)
         self.wb_q = simpy.Store(env)
+        # read-after-write: a partial-sum read-back waits for the drain of the previous visit
+        # to land in L2 (by drain step); a DMA read of spilled outputs for their write-back
+        self.partial_sums = Milestones(env)
+        self.write_backs = Milestones(env)
         l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if double_l2 else 1)
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
+        if self.values is not None:
+            self.values.start(self.profile)
         self.acc = {t: TensorAccesses() for t in TENSORS}
         self.stall = {c: 0 for c in STALL_CAUSES}
         self.busy = 0
@@ -171,6 +333,7 @@ class LayerSimulation:
         self.noc_dest = 0
         self.egress_words = 0
         self.last_compute_end = 0
+        self.accounted_until = 0  # the array's cycles up to here are busy or attributed stalls
         self.last_drain_end = 0
         self.end_time = 0
         self.steps_done = 0
@@ -188,13 +351,17 @@ class LayerSimulation:
         env.process(self._dma_out())
         env.run()
         cycles = int(max(self.end_time, self.last_compute_end, self.last_drain_end))
-        # time after the last computation: the MAC pipeline empties (compute), outputs drain
+        # time after the array's last attributed cycle (its last computation, or its wait for an
+        # output buffer after it): the MAC pipeline empties (compute), outputs drain
         # (reduction) and are written back (dram)
-        tail = max(0, int(self.last_drain_end) - int(self.last_compute_end))
-        pipeline = 0 if self.maestro else hw.pe_array.mac_pipeline_latency_cycles - 1
-        self.stall["compute"] += min(pipeline, tail)
-        self.stall["reduction"] += tail - min(pipeline, tail)
-        self.stall["dram"] += max(0, cycles - int(max(self.last_drain_end, self.last_compute_end)))
+        pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
+        after = int(self.accounted_until)
+        emptied = max(after, min(int(self.last_compute_end) + pipeline, int(self.last_drain_end)))
+        drained = max(after, int(self.last_drain_end))
+        for cause, start, end in (("compute", after, emptied), ("reduction", emptied, drained),
+                                  ("dram", drained, max(drained, cycles))):
+            self.stall[cause] += end - start
+            self._stall(cause, start, end, self.steps_done)
         return self._result(cycles, time.perf_counter() - wall0)
 
     # ------------------------------------------------------------------ processes
@@ -202,13 +369,18 @@ class LayerSimulation:
         env = self.env
         for index, tile in enumerate(self.tiles):
             yield self.l2_slots.get(1)
+            source = tile.partial_sums_tile
+            if source >= 0 and self.tiles[source].write_words:  # spilled partial sums: not
+                yield from self.write_backs.wait(source)  # before their write-back has ended
             words = sum(tile.read_words.values())
             if words:
                 runs = sum(tile.read_runs.values())
-                busy, latency = dma_cycles(self.hw, words, runs, self.maestro)
+                busy, latency = dma_cycles(self.hw, words, runs, "dram" in self.ideal)
                 with self.dram.request() as req:
                     yield req
                     start = env.now
+                    if self.values is not None:
+                        self.values.tile_loaded(index)
                     yield env.timeout(busy)
                     self._record("dram", "read", start, env.now + latency, index, "", words)
                 for t, w in tile.read_words.items():
@@ -217,6 +389,8 @@ class LayerSimulation:
                 if latency:
                     env.process(self._arrive(index, latency))
                     continue
+            elif self.values is not None:
+                self.values.tile_loaded(index)
             self.l2_ready.put((index, env.now))
 
     def _arrive(self, index: int, latency: int):
@@ -269,20 +443,28 @@ class LayerSimulation:
         tile = -1
         l2_arrival = 0.0
         for run, (demand, repeat) in enumerate(self.profile.steps()):
-            if self.maestro:
+            if "packed_ingress" in self.ideal:
                 words = demand.input.words + demand.weight.words + demand.readback.words
                 parts = [("", words, ceil(words / self.ingress_bw), ())] if words else []
             else:
                 parts = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
                          for tensor, ts in (("input", demand.input), ("weight", demand.weight),
                                             ("output", demand.readback)) if ts.words]
-            eligible = self.fast_forward and not (demand.tile_first or demand.tile_last)
+            # a read-back waits for its own drain, which the steady-state proof does not cover
+            eligible = self.fast_forward and not (demand.tile_first or demand.tile_last or demand.readback.words)
             done = 0
             while done < repeat:
                 begin = env.now
                 if demand.tile_first:
                     tile, l2_arrival = yield self.l2_ready.get()
                 yield self.l1_slots.get(1)
+                held_from = env.now
+                if demand.readback.words:  # not before the previous visit's drain has landed
+                    source = self.profile.visits.previous_end(step)
+                    # a visit in which no PE worked drained nothing: the one before it did
+                    while source >= 0 and not (yield from self.partial_sums.wait(source)):
+                        source = self.profile.visits.previous_end(source)
+                held = env.now - held_from  # cycles the step was held for its partial sums
                 hint = self.ff_hint
                 count = 1
                 if eligible and hint is not None and hint[0] == run and repeat - done >= MIN_BLOCK_STEPS + self.operand_slots:
@@ -292,9 +474,11 @@ class LayerSimulation:
                     yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw,
                                           self.profile_options.packed_ingress)
                 self._count_ingress(demand, count)
+                if self.values is not None:
+                    self.values.delivered(step, count, demand)
                 if self.fast_forward and count == 1:
                     self.rec[step] = [begin, slot_at, env.now]
-                self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, tile))
+                self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, held, tile))
                 if count > 1:
                     # the remaining identical steps repeat the steady state, one period each;
                     # the other operand buffers are taken when the next steps would take them
@@ -327,17 +511,22 @@ class LayerSimulation:
     def _compute(self):
         env = self.env
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
-        pipeline = 0 if self.maestro else self.hw.pe_array.mac_pipeline_latency_cycles - 1
+        pipeline = 0 if "mac_pipeline" in self.ideal else self.hw.pe_array.mac_pipeline_latency_cycles - 1
         total = self.cm.steps
         while self.steps_done < total:
             waited_from = env.now
-            step, run, count, demand, arrival, l2_arrival, tile = yield self.ready.get()
+            step, run, count, demand, arrival, l2_arrival, held, tile = yield self.ready.get()
             period = self.ff_hint[1] if count > 1 else 0  # steady-state cycles per step of a block
             start = max(env.now, arrival)
             waited = start - waited_from
             dram_part = min(waited, max(0.0, l2_arrival - waited_from))
-            stalls = [int(dram_part), int(waited - dram_part), 0]  # dram, noc, reduction
+            # holding the read-back for its partial sums delayed the arrival by up to ``held``
+            # cycles: that part of the rest of the wait is the reduction's
+            held_part = min(waited - dram_part, held)
+            stalls = [int(dram_part), int(waited - dram_part - held_part), 0]  # dram, noc, reduction
             cycles = ceil(demand.max_pe_macs / mpc)
+            if self.options.systolic_fold is not None:
+                cycles += self.options.systolic_fold.overhead_cycles(demand)
             if self.options.per_pe:
                 for pe, macs in enumerate(demand.pe_macs):
                     if macs:
@@ -346,6 +535,8 @@ class LayerSimulation:
                 yield env.timeout(start + cycles - env.now)
             if cycles:
                 self._record("pe_array", "compute", start, env.now, step, "", demand.macs, demand.active_pes)
+            if self.values is not None:
+                self.values.computed(step, count)
             computed_at = env.now
             last_tile_step = demand.tile_last and self.tiles[tile].write_words > 0
             drains = bool(demand.drain_groups or last_tile_step)
@@ -356,6 +547,9 @@ class LayerSimulation:
                 stalls[2] = int(env.now - computed_at)
                 self.drain_q.put((step, run, count, demand, env.now + pipeline,
                                   tile if last_tile_step else -1, period))
+                if demand.drain_partial:
+                    self.partial_sums.promise(step, count)
+            self.partial_sums.reach(step + count)
             if count > 1:
                 per_step_stalls = self.ff_hint[2]
                 # steady state: step i of the block computes one period after step i-1; the
@@ -378,10 +572,16 @@ class LayerSimulation:
                     self._completed(step, run)
             self.stall["dram"] += stalls[0]
             self.stall["distribution_noc"] += stalls[1]
-            self.stall["reduction"] += stalls[2]
+            self.stall["reduction"] += stalls[2] + int(held_part)
+            if count == 1:
+                self._stall("dram", waited_from, waited_from + stalls[0], step)
+                self._stall("reduction", waited_from + stalls[0], waited_from + stalls[0] + held_part, step)
+                self._stall("distribution_noc", waited_from + stalls[0] + held_part, start, step)
+                self._stall("reduction", computed_at, computed_at + stalls[2], step)
             self.busy += count * cycles
             self.macs += count * demand.macs
             self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * period)
+            self.accounted_until = env.now
             self.steps_done += count
         self.drain_q.put(None)
 
@@ -430,17 +630,21 @@ class LayerSimulation:
             began = env.now
             latency = 0
             if d.drain_groups:
-                if self.maestro:
+                if "packed_egress" in self.ideal:
                     part = ("output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
                 else:
                     part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
-                    latency = self._reduction_latency(d.drain_max_group)
+                latency = self._reduction_latency(d.drain_max_group)
                 yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw,
                                       self.profile_options.packed_egress)
                 out = self.acc["output"]
                 out.l1_read += count * d.drain_pe_words
                 out.l2_write += count * d.drain_words
                 self.egress_words += count * d.drain_pe_words
+                if self.values is not None:
+                    self.values.drained(step, count, d)
+            if d.drain_partial:  # a later visit reads these partial sums back once they landed
+                self.partial_sums.announce(step, env.now + latency, count, period)
             if count > 1:
                 sent_at = env.now
                 for release_at in range(self.buffers - 1, -1, -1):
@@ -474,12 +678,15 @@ class LayerSimulation:
             if tile is None:
                 return
             td: TileDemand = self.tiles[tile]
-            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, self.maestro)
+            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, "dram" in self.ideal)
             with self.dram.request() as req:
                 yield req
                 start = env.now
                 yield env.timeout(busy)
                 self._record("dram", "write", start, env.now + latency, tile, "output", td.write_words)
+                if self.values is not None:
+                    self.values.written_back(tile)
+                self.write_backs.announce(tile, env.now + latency)
             out = self.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
@@ -488,11 +695,12 @@ class LayerSimulation:
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
         cm, hw = self.cm, self.hw
-        l1_req = self.profile.l1_required_words * hw.word_size_bytes * (2 if self.maestro or hw.l1.double_buffered else 1)
-        l2_req = self.profile.l2_required_words * hw.word_size_bytes * (2 if self.maestro or hw.l2.double_buffered else 1)
+        ideal_double = "double_buffering" in self.ideal
+        l1_req = self.profile.l1_required_words * hw.word_size_bytes * (2 if ideal_double or hw.l1.double_buffered else 1)
+        l2_req = self.profile.l2_required_words * hw.word_size_bytes * (2 if ideal_double or hw.l2.double_buffered else 1)
         energy = self._energy()
         mpc = hw.pe_array.macs_per_pe_per_cycle
-        return LayerResult(
+        return fill_bounds(LayerResult(
             layer=cm.layer.name,
             op=cm.layer.op.value,
             hw=hw.name,
@@ -518,7 +726,7 @@ class LayerSimulation:
             steps=self.steps_done,
             events=self.events,
             wall_seconds=wall,
-        )
+        ), hw)
 
     def _energy(self) -> dict[str, float]:
         hw = self.hw

@@ -18,14 +18,14 @@ Counting rules (also in the README):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Iterator
 
 import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping, Level
-from accelsim.mapping.steps import StepBoxes, loop_indices, step_boxes
+from accelsim.mapping.steps import StepBoxes, loop_indices, loop_strides, step_boxes
 
 OPERANDS = ("input", "weight")
 MAX_CHUNK_ELEMENTS = 1 << 18  # steps x PEs per numpy chunk
@@ -76,6 +76,10 @@ class TileDemand:
     read_runs: dict[str, int]  # contiguous runs in DRAM (in each tensor's layout)
     write_words: int  # output words written back at the end of the tile (0 if kept)
     write_runs: int
+    # each tensor's box in the tile: (lo, hi) index per tensor axis, inclusive (empty: no work)
+    boxes: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False)
+    # the tile whose write-back put the partial sums read back here into DRAM (-1: none read)
+    partial_sums_tile: int = -1
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,32 @@ def _output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
     return run_steps, outer_red
 
 
+class VisitOrder:
+    """Which earlier step wrote the partial sums that a revisit of an output tile reads back
+    (the read-after-write dependency of a read-back)."""
+
+    def __init__(self, cm: CompiledMapping):
+        self.run_steps, outer_red = _output_loop_structure(cm)
+        strides = loop_strides(cm)
+        # per outer reduction loop, innermost first: (stride, trips, steps back to the
+        # previous visit when this is the innermost such loop past its first iteration)
+        self.loops = []
+        for k, i in enumerate(outer_red):
+            inner = sum((cm.loops[o].trips - 1) * strides[o] for o in outer_red[k + 1:])
+            self.loops.append((strides[i], cm.loops[i].trips, strides[i] - inner))
+        self.loops.reverse()
+
+    def previous_end(self, step: int) -> int:
+        """The last step of the previous visit to the output tile that ``step`` works on (the
+        step whose drain put the partial sums this visit reads back in place), or -1 on a
+        first visit. The previous visit has the same output loop indices and the outer
+        reduction loops' indices one earlier in their own (lexicographic) order."""
+        for stride, trips, back in self.loops:
+            if (step // stride) % trips:
+                return step - step % self.run_steps - back + self.run_steps - 1
+        return -1
+
+
 class ScheduleProfile:
     """The work list of a compiled mapping: step demands (streamed) and L2 tile demands.
 
@@ -182,6 +212,7 @@ class ScheduleProfile:
         self.opts = opts
         self.l1_required_words = 0
         self.tiles, self.steps_per_tile, self.l2_required_words = _tile_demands(cm, l2_capacity_words)
+        self.visits = VisitOrder(cm)
 
     def steps(self) -> Iterator[tuple[StepDemand, int]]:
         """(demand, repeat) for the whole schedule, consecutive equal demands merged."""
@@ -449,6 +480,7 @@ def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -
             for role, axes in nest.tensors.items()}
     n = len(valid)
     run_steps, outer_red = _output_loop_structure(view)
+    visits = VisitOrder(view)
     idx = [i.tolist() for i in loop_indices(view, np.arange(n, dtype=np.int64))]
     lists = {role: (lo.T.tolist(), hi.T.tolist()) for role, (lo, hi) in tile_boxes.items()}
     demands: list[TileDemand] = []
@@ -475,7 +507,12 @@ def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -
         revisit = any(idx[i][t] > 0 for i in outer_red)
         start = t % run_steps == 0
         end = (t + 1) % run_steps == 0 or t == n - 1
+        source = -1
         if start and revisit:
             reads["output"], runs["output"] = ovol, oruns
-        demands.append(TileDemand(reads, runs, ovol if end else 0, oruns if end else 0))
+            source = visits.previous_end(t)
+            while source >= 0 and not valid[source]:  # no work there: nothing written back
+                source = visits.previous_end(source)
+        boxes = {role: (lists[role][0][t], lists[role][1][t]) for role in nest.tensors}
+        demands.append(TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, boxes, source))
     return demands

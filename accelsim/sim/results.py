@@ -61,6 +61,9 @@ class LayerResult:
     steps: int
     events: int
     wall_seconds: float = field(default=0.0, compare=False)
+    model: str = "simulator"  # "simulator" or "analytical" (accelsim.analytical)
+    compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
+    dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -76,6 +79,7 @@ class LayerResult:
             "Type": self.op,
             "Hardware": self.hw,
             "Mode": self.mode,
+            "Model": self.model,
             "NumPEs": self.num_pes,
             "Runtime (Cycles)": self.cycles,
             "Num MACs": self.macs,
@@ -84,6 +88,8 @@ class LayerResult:
             "L1 SRAM Size Req (Bytes)": self.l1_required_bytes,
             "L2 SRAM Size Req (Bytes)": self.l2_required_bytes,
             "Compute Busy (Cycles)": self.compute_busy_cycles,
+            "Compute Bound (Cycles)": self.compute_bound_cycles,
+            "DRAM Bound (Cycles)": self.dram_bound_cycles,
         }
         for cause in STALL_CAUSES:
             row[f"Stall {cause} (Cycles)"] = self.stall_cycles.get(cause, 0)
