@@ -1,0 +1,12 @@
+"""A fast, closed-form (MAESTRO-style) cost model over the same compiled mapping the simulator
+executes; it shares no cost arithmetic with :mod:`accelsim.sim`.
+
+``analyze_layer(cm, hw, mode="maestro")`` returns a :class:`~accelsim.sim.results.LayerResult`
+with ``model="analytical"``; ``bound_violations(result)`` lists the lower bounds an estimate
+falls below.
+"""
+
+from accelsim.bounds import bound_violations, compute_bound_cycles, dram_bound_cycles
+from accelsim.analytical.model import analyze_layer
+
+__all__ = ["analyze_layer", "bound_violations", "compute_bound_cycles", "dram_bound_cycles"]

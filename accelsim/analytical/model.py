@@ -1,0 +1,201 @@
+"""The closed-form cost model: cycles, accesses and energy of one layer from its iteration cases.
+
+Per iteration case (see :mod:`accelsim.analytical.traffic`) the model knows the words entering
+the PEs (ingress delay: words over the distribution bandwidth), the output words leaving them
+(egress delay: drained words over the reduction bandwidth), the compute delay
+``ceil(busiest PE's MACs / MACs per cycle)`` and, per L2 tile case, the DRAM words and their
+time. Accesses and energy are the cases' counts times their occurrences; cycles come from the
+max-plus recurrence of :mod:`accelsim.analytical.pipeline` (double buffering overlaps each
+step's ingress with the previous step's computation and drain, and each tile's fetch with the
+previous tile's steps).
+
+``maestro`` mode takes MAESTRO's assumptions (the simulator's ``--mode maestro``): multicast,
+one packed transfer per step, no latencies, double buffering, DRAM at bandwidth only.
+``realistic`` mode keeps the hardware's multicast and buffering, charges packets one by one
+(packed on systolic links and reduction networks), caps the networks by L2's bandwidths, adds
+the network, MAC pipeline and DRAM latencies and lets outputs share the distribution network
+where there is no reduction network and charges DRAM transfers by their contiguous runs; it
+leaves out the reduction network's depth, so it is an estimate, not the simulator's number.
+"""
+
+from __future__ import annotations
+
+import time
+from math import ceil, log2
+from typing import Literal
+
+import numpy as np
+
+from accelsim.bounds import fill_bounds
+from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
+from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.sim.results import TENSORS, LayerResult, TensorAccesses
+
+Mode = Literal["maestro", "realistic"]
+
+
+def _ceil_div(words: np.ndarray, per_cycle: float) -> np.ndarray:
+    return np.ceil(words / per_cycle).astype(np.int64)
+
+
+class _Rates:
+    """Bandwidths (words/cycle), latencies (cycles) and buffering the model charges in one mode."""
+
+    def __init__(self, hw: HardwareSpec, mode: Mode):
+        noc, red = hw.distribution_noc, hw.reduction_noc
+        self.maestro = mode == "maestro"
+        self.multicast = self.maestro or noc.multicast or noc.kind == "systolic"
+        self.ingress = noc.bandwidth_words_per_cycle
+        self.egress = red.bandwidth_words_per_cycle if red.kind != "none" else self.ingress
+        self.double_l1 = self.maestro or hw.l1.double_buffered
+        self.double_l2 = self.maestro or hw.l2.double_buffered
+        self.packed_ingress = noc.kind == "systolic"
+        self.packed_egress = red.kind != "none"
+        self.shared_network = False
+        self.ingress_latency = self.drain_delay = self.dram_latency = 0
+        if not self.maestro:
+            self.ingress = min(self.ingress, hw.l2.read_bandwidth_words_per_cycle)
+            self.egress = min(self.egress, hw.l2.write_bandwidth_words_per_cycle)
+            self.shared_network = red.kind == "none"
+            hops = {"bus": 1, "tree": max(1, ceil(log2(max(2, hw.num_pes)))),
+                    "systolic": hw.pe_array.rows + hw.pe_array.cols - 1}[noc.kind]
+            self.ingress_latency = noc.latency_cycles * hops
+            self.drain_delay = hw.pe_array.mac_pipeline_latency_cycles - 1
+            self.dram_latency = hw.dram.latency_cycles if hw.dram.model == "simple" else 0
+
+    def dram_cycles(self, words: np.ndarray, runs: np.ndarray, hw: HardwareSpec) -> np.ndarray:
+        """Channel cycles of one transfer per entry of ``runs`` contiguous pieces: bytes over
+        bandwidth (maestro); realistic mode: every piece rounded up to whole bursts
+        (``simple``), or the DMA engine's setup per piece plus its cost per byte."""
+        nbytes = words * hw.word_size_bytes
+        dram = hw.dram
+        runs = np.maximum(runs, 1)
+        if self.maestro:
+            cycles = np.ceil(nbytes / dram.bandwidth_bytes_per_cycle)
+        elif dram.model == "dmazerunner":
+            dma = runs * dram.setup_dma_cycles + dram.dma_cycles_per_byte * nbytes
+            cycles = np.ceil(dma * hw.clock_mhz / (dram.dma_clock_mhz or hw.clock_mhz))
+        else:
+            bursts = runs * np.ceil(np.ceil(nbytes / runs) / dram.burst_bytes)
+            cycles = np.ceil(bursts * dram.burst_bytes / dram.bandwidth_bytes_per_cycle)
+        return np.where(words > 0, cycles, 0).astype(np.int64)
+
+
+def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro") -> LayerResult:
+    """Estimate one compiled layer on ``hw`` in closed form; same schema as the simulator's
+    :class:`LayerResult`, with ``model="analytical"`` and ``events=0``."""
+    if mode not in ("maestro", "realistic"):
+        raise ValueError(f"mode must be 'maestro' or 'realistic', got {mode!r}")
+    wall0 = time.perf_counter()
+    rates = _Rates(hw, mode)  # type: ignore[arg-type]
+    steps = step_cases(cm, rates.multicast)
+    l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
+    tiles = tile_cases(cm, l2_words)
+    acc = _accesses(steps, tiles)
+    cycles, busy, stall = _cycles(hw, rates, steps, tiles)
+    count = steps.cases.count
+    macs = int((count * steps.macs).sum())
+    readback = steps.readback.total()
+    sent = int(sum((count * steps.sent[t].total()).sum() for t in ("input", "weight")) + (count * readback).sum())
+    delivered = int(sum((count * steps.delivered_words[t]).sum() for t in ("input", "weight"))
+                    + (count * readback).sum())
+    egress = int((count * steps.drain_pe_words).sum())
+    energy = _energy(hw, macs, acc, delivered + egress)
+    mpc = hw.pe_array.macs_per_pe_per_cycle
+    result = LayerResult(
+        layer=cm.layer.name,
+        op=cm.layer.op.value,
+        hw=hw.name,
+        mode=mode,
+        cycles=cycles,
+        macs=macs,
+        num_pes=hw.num_pes,
+        used_pes=cm.used_pes,
+        pe_utilization=macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
+        compute_busy_cycles=busy,
+        stall_cycles=stall,
+        energy_pj=sum(energy.values()),
+        energy_breakdown_pj=energy,
+        accesses=acc,
+        noc_words=sent,
+        noc_delivered_words=delivered,
+        multicast_factor=delivered / sent if sent else 1.0,
+        egress_words=egress,
+        l1_required_bytes=steps.l1_required_words * hw.word_size_bytes * (2 if rates.double_l1 else 1),
+        l2_required_bytes=tiles.l2_required_words * hw.word_size_bytes * (2 if rates.double_l2 else 1),
+        l1_size_bytes=hw.l1.size_bytes,
+        l2_size_bytes=hw.l2.size_bytes,
+        steps=int(count.sum()),
+        events=0,
+        model="analytical",
+    )
+    fill_bounds(result, hw)
+    result.wall_seconds = time.perf_counter() - wall0
+    return result
+
+
+def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
+    """Per-tensor reads and writes (words): operands are read from L2 once per transfer,
+    written into L1 once per delivered word and read from L1 once per MAC; outputs are
+    accumulated in L1 (a read and a write per MAC), drained (L1 read, L2 write after
+    reduction), read back as partial sums and moved between L2 and DRAM per L2 tile."""
+    n = steps.cases.count
+    macs = int((n * steps.macs).sum())
+    acc = {t: TensorAccesses() for t in TENSORS}
+    for role in ("input", "weight"):
+        acc[role].l2_read = int((n * steps.sent[role].total()).sum())
+        acc[role].l1_write = int((n * steps.delivered_words[role]).sum())
+        acc[role].l1_read = macs
+    readback = int((n * steps.readback.total()).sum())
+    out = acc["output"]
+    out.l1_read = macs + int((n * steps.drain_pe_words).sum())
+    out.l1_write = macs + readback
+    out.l2_write = int((n * steps.drained.total()).sum())
+    out.l2_read = readback
+    m = tiles.cases.count
+    for role in TENSORS:
+        fetched = int((m * tiles.read_words[role]).sum())
+        acc[role].dram_read += fetched
+        acc[role].l2_write += fetched
+    written = int((m * tiles.write_words).sum())
+    out.dram_write += written
+    out.l2_read += written
+    return acc
+
+
+def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases) -> tuple[int, int, dict[str, int]]:
+    """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
+    if rates.maestro:  # one packed transfer per step, one per drain
+        ingress = _ceil_div(steps.sent["input"].total() + steps.sent["weight"].total() + steps.readback.total(),
+                            rates.ingress)
+        egress = _ceil_div(steps.drained.total(), rates.egress)
+    else:
+        ingress = sum(p.serial_cycles(rates.ingress, rates.packed_ingress)
+                      for p in (steps.sent["input"], steps.sent["weight"], steps.readback))
+        egress = steps.drained.serial_cycles(rates.egress, rates.packed_egress)
+    compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle)
+    egress = np.where(steps.drains, egress, 0)
+    dram_in = rates.dram_cycles(sum(tiles.read_words[t] for t in TENSORS), tiles.read_runs, hw)
+    dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
+    pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
+                                   steps.readback_source_steps.tolist()),
+                        dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
+                            2 if rates.double_l1 else 1, 2 if rates.double_l2 else 1, rates.ingress_latency,
+                            rates.drain_delay, rates.dram_latency, rates.shared_network))
+    case_of = {tuple(row): i for i, row in enumerate(steps.cases.klass.tolist())}
+    tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
+    cycles = pipeline.run(steps.classes, case_of, tiles.tile_loops, tile_of)
+    return cycles, pipeline.s.busy, pipeline.stalls(cycles)
+
+
+def _energy(hw: HardwareSpec, macs: int, acc: dict[str, TensorAccesses], noc_words: int) -> dict[str, float]:
+    """Energy (pJ): MACs, accesses at each level, and words moved into or out of the PEs."""
+    return {
+        "mac": macs * hw.energy.mac_pj,
+        "l1": sum(a.l1_read + a.l1_write for a in acc.values()) * hw.l1_energy_pj,
+        "l2": sum(a.l2_read + a.l2_write for a in acc.values()) * hw.l2_energy_pj,
+        "dram": sum(a.dram_read + a.dram_write for a in acc.values()) * hw.energy.dram_access_pj,
+        "noc": noc_words * hw.energy.noc_hop_pj,
+    }

@@ -1,0 +1,280 @@
+"""How steps and L2 tiles overlap: a max-plus recurrence over the loop nest, in closed form per
+repeated block.
+
+Each step case has an ingress delay (its new words over the distribution bandwidth), a compute
+delay and an egress delay (its drained words over the reduction bandwidth). With B L1 buffers
+(2 when double-buffered) the network loads step ``i`` once step ``i - B`` has computed, so with
+two it loads step ``i`` while step ``i - 1`` computes; a step that ends a run over an output
+tile hands its outputs to the drain once an output buffer is free (the drain B such steps
+earlier has finished). With B L2 buffers the DMA asks for tile ``t`` once tile ``t - 1`` has
+arrived and tile ``t - B`` has been distributed; tile ``t``'s first step waits for it; a tile's
+outputs are written back once its last drain and the previous write-back are done; the channel
+serves requests in the order made. Partial sums are read back only once they are in place: a
+step's read-back waits for the drain that ended the previous visit to its output tile, a tile's
+DRAM read of spilled partial sums for their write-back (after every write-back still pending).
+
+The nest is a list of loops, each a list of iteration classes; every repetition of a class
+runs the same block of steps. Once two consecutive repetitions shift every event time and every
+stall counter by the same amounts (the max-plus system has become periodic), the remaining
+repetitions are added as that many shifts instead of being evaluated, so the cost grows with
+the number of classes, not of steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from accelsim.analytical.geometry import LoopClass
+
+
+@dataclass(frozen=True)
+class StepDelays:
+    """Per step case (cycles): ingress, compute, egress, whether it drains, and how many steps
+    back lies the drain whose partial sums it reads back (0: none)."""
+
+    ingress: Sequence[int]
+    compute: Sequence[int]
+    egress: Sequence[int]
+    drains: Sequence[bool]
+    readback_source: Sequence[int]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Buffering and latencies (cycles): L1 and L2 buffers (2 when double-buffered), operands'
+    network latency, cycles between a step's last MAC and its drain (MAC pipeline), DRAM
+    latency per transfer, and whether outputs share the distribution network."""
+
+    l1_buffers: int = 2
+    l2_buffers: int = 2
+    ingress_latency: int = 0
+    drain_delay: int = 0
+    dram_latency: int = 0
+    shared_network: bool = False
+
+
+@dataclass
+class _State:
+    """Event times (cycles) and stall counters carried from step to step."""
+
+    l1_buffers: int = 2
+    l2_buffers: int = 2
+    channel_free: int = 0  # DRAM channel
+    distributed: list[int] = field(default_factory=list)  # the last l2_buffers tiles handed out
+    writes: list[list[int]] = field(default_factory=list)  # (ready, cycles) of write-backs not yet made
+    written: int = 0  # the DMA has sent the last write-back
+    fetched: int = 0  # the DMA has read the current tile
+    arrived: int = 0  # the current tile is in L2
+    noc_free: int = 0
+    compute_free: int = 0
+    computed: list[int] = field(default_factory=list)  # the last l1_buffers steps computed
+    drain_free: int = 0
+    drained: list[int] = field(default_factory=list)  # the last l1_buffers drains (out buffers)
+
+    stall_dram: int = 0
+    stall_noc: int = 0
+    stall_reduction: int = 0
+    busy: int = 0
+    step: int = 0  # steps done
+    landed: dict[int, int] = field(default_factory=dict)  # step -> its drain done (recent ones)
+    tile: int = 0  # tiles done
+    write_done: dict[int, int] = field(default_factory=dict)  # tile -> its write-back sent
+
+    def __post_init__(self) -> None:
+        self.distributed = [0] * self.l2_buffers
+        self.computed = [0] * self.l1_buffers
+        self.drained = [0] * self.l1_buffers
+
+    def vector(self) -> list[int]:
+        return [self.channel_free, *self.distributed, *(w[0] for w in self.writes), self.written, self.fetched,
+                self.arrived,
+                self.noc_free, self.compute_free, *self.computed, self.drain_free, *self.drained,
+                self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile]
+
+    def load(self, values: list[int]) -> None:
+        it = iter(values)
+        self.channel_free = next(it)
+        self.distributed = [next(it) for _ in self.distributed]
+        for w in self.writes:
+            w[0] = next(it)
+        self.written = next(it)
+        self.fetched = next(it)
+        self.arrived = next(it)
+        self.noc_free, self.compute_free = next(it), next(it)
+        self.computed = [next(it) for _ in self.computed]
+        self.drain_free = next(it)
+        self.drained = [next(it) for _ in self.drained]
+        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy,
+         self.step, self.tile) = (next(it) for _ in range(6))
+
+
+class Pipeline:
+    """The recurrence over one layer's steps and L2 tiles."""
+
+    def __init__(self, delays: StepDelays, read_cycles: Sequence[int], write_cycles: Sequence[int],
+                 read_source: Sequence[int], timing: Timing = Timing()):
+        self.d = delays
+        self.read_cycles = read_cycles
+        self.write_cycles = write_cycles
+        self.read_source = read_source  # per tile case: tiles back to the partial sums' write-back
+        self.t = timing
+        self.s = _State(timing.l1_buffers, timing.l2_buffers)
+        self._tile_writes = False  # the current tile writes outputs back (its last step drains)
+        self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
+        self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
+
+    # ---------------------------------------------------------------- tiles
+    def _begin_tile(self, tile: int) -> None:
+        """Fetch the tile: the DMA asks once the previous fetch is done and a buffer is free;
+        write-backs that asked earlier go first."""
+        s = self.s
+        request = max(s.fetched, s.distributed[0])
+        if self.read_source[tile]:  # spilled partial sums: not before their write-back
+            source = s.tile - self.read_source[tile]
+            while s.writes and s.writes[0][2] <= source:
+                self._write(*s.writes.pop(0))
+            if source in s.write_done:
+                request = max(request, s.write_done[source] + self.t.dram_latency)
+        while s.writes and max(s.writes[0][0], s.written) < request:
+            self._write(*s.writes.pop(0))
+        s.channel_free = s.fetched = max(s.channel_free, request) + self.read_cycles[tile]
+        s.arrived = s.fetched + (self.t.dram_latency if self.read_cycles[tile] else 0)
+
+    def _end_tile(self, tile: int) -> None:
+        s = self.s
+        s.distributed = s.distributed[1:] + [s.noc_free]
+        s.writes.append([s.drained[-1], self.write_cycles[tile], s.tile])
+        s.tile += 1
+
+    def _write(self, ready: int, cycles: int, number: int) -> None:
+        """Write-back of tile ``number``, asked for once it is ready and the previous one is done."""
+        s = self.s
+        if cycles:
+            s.channel_free = max(s.channel_free, ready, s.written) + cycles
+            s.written = s.channel_free
+            if self.keep_written:
+                s.write_done[number] = s.written
+                s.write_done.pop(number - self.keep_written - 1, None)
+
+    # ---------------------------------------------------------------- steps
+    def _step(self, case: int, tile_first: bool, tile_last: bool) -> None:
+        s, d = self.s, self.d
+        free = max(s.noc_free, s.computed[0], s.arrived if tile_first else 0)
+        source = d.readback_source[case]
+        start = max(free, s.landed.get(s.step - source, 0)) if source else free  # partial sums in L2
+        s.noc_free = start + d.ingress[case]
+        began = max(s.compute_free, s.noc_free + (self.t.ingress_latency if d.ingress[case] else 0))
+        waited = began - s.compute_free
+        dram = min(waited, max(0, s.arrived - s.compute_free)) if tile_first else 0
+        held = min(waited - dram, start - free)
+        s.stall_dram += dram
+        s.stall_reduction += held
+        s.stall_noc += waited - dram - held
+        done = began + d.compute[case]
+        s.busy += d.compute[case]
+        s.computed = s.computed[1:] + [done]
+        s.compute_free = done
+        if d.drains[case] or (tile_last and self._tile_writes):
+            handed = max(done, s.drained[0])
+            s.stall_reduction += handed - done
+            s.compute_free = handed
+            start = max(s.drain_free, handed + self.t.drain_delay)
+            if self.t.shared_network:  # outputs queue behind the operands on one network
+                start = max(start, s.noc_free)
+                s.noc_free = start + d.egress[case]
+            s.drain_free = start + d.egress[case]
+            s.drained = s.drained[1:] + [s.drain_free]
+            if self.keep_landed:  # a window of the drains read-backs may still wait for
+                s.landed[s.step] = s.drain_free
+                s.landed.pop(s.step - self.keep_landed - 1, None)
+        s.step += 1
+
+    # ---------------------------------------------------------------- traversal
+    def _repeat(self, body: Callable[[], None], times: int) -> None:
+        """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
+        remaining ones (all but the last, which meets the next block) as shifts."""
+        done = 0
+        previous: list[int] | None = None
+        while done < times:
+            before = self.s.vector()
+            first_step, drain_before = self.s.step, self.s.drain_free
+            first_tile, written_before = self.s.tile, self.s.written
+            body()
+            done += 1
+            after = self.s.vector()
+            deltas = [a - b for a, b in zip(after, before)] if len(after) == len(before) else None
+            left = times - done - 1
+            if deltas is not None and left > 0 and deltas == previous:
+                s = self.s
+                steps, drain_cycles = s.step - first_step, s.drain_free - drain_before
+                tiles, write_cycles = s.tile - first_tile, s.written - written_before
+                if self.keep_landed:
+                    s.landed = self._shifted(s.landed, first_step, steps, drain_cycles, left, self.keep_landed)
+                if self.keep_written:
+                    s.write_done = self._shifted(s.write_done, first_tile, tiles, write_cycles, left,
+                                                 self.keep_written)
+                s.load([v + left * dv for v, dv in zip(after, deltas)])
+                for w in s.writes:
+                    w[2] += left * tiles
+                done += left
+            previous = deltas
+
+    @staticmethod
+    def _shifted(done: dict[int, int], first: int, per_repeat: int, cycles: int, times: int,
+                 keep: int) -> dict[int, int]:
+        """Completion times by step (or tile) number after skipping ``times`` repetitions of
+        ``per_repeat`` numbers each shifting times by ``cycles``: the last repetition's entries
+        (numbers from ``first``) as the skipped ones would have recorded them, plus the ones
+        still within ``keep`` of the new end."""
+        end = first + per_repeat * (times + 1)
+        moved = {k + times * per_repeat: v + times * cycles for k, v in done.items() if k >= first}
+        return {k: v for k, v in done.items() if k >= end - keep} | moved
+
+    def run(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
+            tile_of: dict[tuple, int]) -> int:
+        """Execute the nest (``case_of``: class numbers of all loops -> step case; the first
+        ``tile_loops`` loops step from L2 tile to L2 tile, ``tile_of`` -> tile case) and return
+        the cycles until the last output is written back."""
+        last_class = [len(c) - 1 for c in classes]
+
+        def block(level: int, prefix: tuple) -> Callable[[], None]:
+            if level == len(classes):
+                inner = prefix[tile_loops:]
+                first = all(k == 0 for k in inner)
+                last = list(inner) == last_class[tile_loops:]
+                case = case_of[prefix]
+                return lambda: self._step(case, first, last)
+            parts = [(block(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])]
+            return lambda: [self._repeat(body, count) for body, count in parts]
+
+        def tiles(level: int, prefix: tuple) -> Callable[[], None]:
+            if level < tile_loops:
+                parts = [(tiles(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])]
+                return lambda: [self._repeat(body, count) for body, count in parts]
+            tile, steps = tile_of[prefix], block(level, prefix)
+
+            def whole_tile() -> None:
+                self._tile_writes = self.write_cycles[tile] > 0
+                self._begin_tile(tile)
+                steps()
+                self._end_tile(tile)
+            return whole_tile
+
+        tiles(0, ())()
+        s = self.s
+        end = max(s.compute_free, s.drain_free)
+        for ready, cycles, number in s.writes:
+            self._write(ready, cycles, number)
+        return max(end, s.written + self.t.dram_latency)
+
+    def stalls(self, cycles: int) -> dict[str, int]:
+        """Cycles the array waited, by cause: operands (distribution_noc), the L2 tile and the
+        final write-back (dram), a free output buffer and the last drains (reduction)."""
+        s = self.s  # the array's timeline: busy + waits = compute_free
+        return {
+            "compute": 0,
+            "distribution_noc": s.stall_noc,
+            "reduction": s.stall_reduction + max(0, s.drain_free - s.compute_free),
+            "dram": s.stall_dram + cycles - max(s.compute_free, s.drain_free),
+        }
