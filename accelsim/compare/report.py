@@ -1,0 +1,139 @@
+"""A Comparison as text (side by side per layer), CSV rows and JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelsim.compare.attribution import PARTS
+from accelsim.compare.metrics import COUNT_METRICS, CYCLE_TOLERANCE, METRICS, format_error, relative_error
+from accelsim.compare.run import Comparison, LayerComparison
+
+AGREEMENT = f"every count exact, cycles within {100 * CYCLE_TOLERANCE:g}%"
+
+
+def _value(v: float) -> str:
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:.4g}"
+
+
+def _error(reference: float, v: float) -> str:
+    return "=" if v == reference else format_error(relative_error(reference, v))
+
+
+def _shown(lc: LayerComparison) -> list[str]:
+    """Metrics at least one source reports (the simulator reports all)."""
+    return [m for m in METRICS if any(m in s for s in lc.sources.values())]
+
+
+def _align(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows]
+
+
+def _signed(v: float) -> str:
+    return f"{v:+,.0f}" if float(v).is_integer() else f"{v:+,.1f}"
+
+
+def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str]:
+    """Lines for one layer: a table metric x (simulator, each source, its error), then each
+    source's agreement and the attribution of its cycle gap (in maestro mode all of it is
+    model residual)."""
+    rows = [["metric", "simulator"] + [c for s in sources for c in (s, "err")]]
+    for metric in _shown(lc):
+        ref = lc.simulator[metric]
+        row = [metric, _value(ref)]
+        for s in sources:
+            m = lc.sources[s]
+            row += [_value(m[metric]), _error(ref, m[metric])] if metric in m else ["-", ""]
+        rows.append(row)
+    lines = [f"{lc.layer} ({lc.op})"] + ["  " + line for line in _align(rows)]
+    for s, found in lc.exceptions().items():
+        verdict = "agrees" if not found else f"{len(found)} exception(s): " + ", ".join(found)
+        lines.append(f"  {s}: {verdict}")
+    for s, parts in lc.attribution().items():
+        gap = sum(parts.values())
+        split = ("all model residual (maestro mode)" if mode == "maestro"
+                 else ", ".join(f"{p} {_signed(parts[p])}" for p in PARTS))
+        lines.append(f"  cycle gap simulator - {s} = {_signed(gap)}: {split}")
+    return lines
+
+
+def format_overview(comp: Comparison) -> list[str]:
+    """One line per layer: simulator cycles; per source its cycles, their error, how many of
+    the counts it reports are exact, and whether it agrees."""
+    rows = [["layer", "simulator"] + [c for s in comp.sources for c in (s, "err", "exact", "agrees")]]
+    for lc in comp.layers:
+        row = [lc.layer, _value(lc.simulator["cycles"])]
+        found = lc.exceptions()
+        for s in comp.sources:
+            m = lc.sources[s]
+            counts = [k for k in COUNT_METRICS if k in m]
+            exact = sum(m[k] == lc.simulator[k] for k in counts)
+            row += [_value(m["cycles"]), _error(lc.simulator["cycles"], m["cycles"])] if "cycles" in m else ["-", ""]
+            row += [f"{exact}/{len(counts)}", "no" if found[s] else "yes"]
+        rows.append(row)
+    return ["  " + line for line in _align(rows)]
+
+
+def format_comparison(comp: Comparison, detail: bool = True) -> str:
+    """The comparison as text: per layer the side-by-side table (``detail``), then one line
+    per layer and a per-source agreement summary."""
+    lines = [f"{comp.network} on {comp.hw}: simulator ({comp.mode} mode) vs " + ", ".join(comp.sources)]
+    for lc in comp.layers if detail else ():
+        lines += [""] + format_layer(lc, comp.sources, comp.mode)
+    lines += ["", "cycles per layer:"] + format_overview(comp)
+    note = "" if comp.mode == "maestro" else "; agreement is required in maestro mode only"
+    lines += ["", f"summary (agreement: {AGREEMENT}{note}):"]
+    for s in comp.sources:
+        failing = [(lc.layer, lc.exceptions()[s]) for lc in comp.layers if lc.exceptions()[s]]
+        line = f"  {s}: {len(comp.layers) - len(failing)}/{len(comp.layers)} layers agree"
+        if failing:
+            line += "; exceptions: " + "; ".join(f"{layer} ({', '.join(found)})" for layer, found in failing)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def comparison_rows(comp: Comparison) -> list[dict[str, Any]]:
+    """One CSV row per layer and metric (then per attribution part, metric ``gap:<part>``):
+    ``layer``, ``op``, ``metric``, ``simulator``, and per source its value and
+    ``<source> rel_error`` (empty where the source does not report the metric)."""
+    rows = []
+    for lc in comp.layers:
+        for metric in _shown(lc):
+            row: dict[str, Any] = {"layer": lc.layer, "op": lc.op, "metric": metric, "simulator": lc.simulator[metric]}
+            for s in comp.sources:
+                m = lc.sources[s]
+                err = relative_error(lc.simulator[metric], m[metric]) if metric in m else None
+                row[s] = m.get(metric, "")
+                row[f"{s} rel_error"] = "" if err is None else err
+            rows.append(row)
+        attribution = lc.attribution()
+        for part in PARTS if attribution else ():
+            row = {"layer": lc.layer, "op": lc.op, "metric": f"gap:{part}", "simulator": ""}
+            for s in comp.sources:
+                row[s] = attribution[s][part] if s in attribution else ""
+                row[f"{s} rel_error"] = ""
+            rows.append(row)
+    return rows
+
+
+def comparison_dict(comp: Comparison) -> dict[str, Any]:
+    """Everything as plain data for JSON."""
+    layers = []
+    for lc in comp.layers:
+        layers.append({
+            "layer": lc.layer,
+            "op": lc.op,
+            "simulator": lc.simulator,
+            "sources": lc.sources,
+            "relative_error": {s: {k: relative_error(lc.simulator[k], v) for k, v in m.items()}
+                               for s, m in lc.sources.items()},
+            "exceptions": lc.exceptions(),
+            "attribution_cycles": lc.attribution(),
+            "model_maestro_mode_cycles": lc.maestro_mode_cycles,
+            "ablation_cycles": None if lc.ablation is None else {
+                "realistic": lc.ablation.realistic_cycles, "maestro": lc.ablation.maestro_cycles,
+                "one_cause_ideal": lc.ablation.ideal_cycles},
+        })
+    return {"network": comp.network, "hw": comp.hw, "mode": comp.mode, "sources": comp.sources,
+            "agreement": AGREEMENT, "layers": layers}

@@ -1,0 +1,92 @@
+"""Run the simulator, the chosen models and the given tool outputs on the same layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from accelsim.api import Job, prepare
+from accelsim.compare.attribution import Ablation, ablate, no_ablation
+from accelsim.compare.external import maestro_metrics, scalesim_metrics
+from accelsim.compare.metrics import Metrics, exceptions, metrics_of
+from accelsim.compare.models import MODELS
+from accelsim.errors import InputError
+from accelsim.hw.spec import HardwareSpec
+from accelsim.sim.engine import SimOptions, simulate_layer
+
+MAESTRO_CSV = "maestro-csv"
+SCALESIM = "scalesim"
+
+
+@dataclass
+class LayerComparison:
+    """One layer: the simulator's metrics, each source's, and the cycle-gap attribution."""
+
+    layer: str
+    op: str
+    simulator: Metrics
+    sources: dict[str, Metrics]  # source name -> the metrics it reports
+    ablation: Ablation | None = None  # None when attribution was not asked for
+    maestro_mode_cycles: dict[str, int] = field(default_factory=dict)  # per model: its maestro-mode estimate
+
+    def exceptions(self) -> dict[str, list[str]]:
+        """Per source, the metrics failing maestro-mode agreement (metrics.exceptions)."""
+        return {name: exceptions(self.simulator, m) for name, m in self.sources.items()}
+
+    def attribution(self) -> dict[str, dict[str, float]]:
+        """Per source reporting cycles, the parts of ``simulator - source`` cycles."""
+        if self.ablation is None:
+            return {}
+        return {name: self.ablation.split(m["cycles"], self.maestro_mode_cycles.get(name))
+                for name, m in self.sources.items() if "cycles" in m}
+
+
+@dataclass
+class Comparison:
+    network: str
+    hw: str
+    mode: str
+    sources: list[str]
+    layers: list[LayerComparison] = field(default_factory=list)
+
+
+def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str = "realistic",
+                 models: Sequence[str] = ("analytical",), maestro_csv: str | Path | None = None,
+                 scalesim_report: str | Path | None = None, network_layers: Sequence[str] | None = None,
+                 allow_overflow: bool = False, attribute: bool = True,
+                 progress: Callable[[LayerComparison], None] | None = None) -> Comparison:
+    """Compare the simulator (in ``mode``) with each model of ``models`` (names in MODELS, run
+    in the same mode) and with MAESTRO's CSV (layers matched by name) and SCALE-Sim's
+    COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole network's layer
+    names; default: the jobs' layers). Every layer is compiled and checked and the files are
+    read before any simulation runs. ``attribute`` adds the ablation runs (six more
+    simulations per layer in realistic mode, and each model once more in maestro mode)."""
+    unknown = [model for model in models if model not in MODELS]
+    if unknown:
+        raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")
+    compiled = [prepare(job, hw, allow_overflow) for job in jobs]
+    names = [job.layer.name for job in jobs]
+    external: dict[str, dict[str, Metrics]] = {}
+    if maestro_csv is not None:
+        external[MAESTRO_CSV] = maestro_metrics(maestro_csv, hw.word_size_bytes, names)
+    if scalesim_report is not None:
+        external[SCALESIM] = scalesim_metrics(scalesim_report, network_layers or names, names)
+    result = Comparison(network, hw.name, mode, list(models) + list(external))
+    for cm, name in zip(compiled, names):
+        sim = simulate_layer(cm, hw, SimOptions(mode=mode))  # type: ignore[arg-type]
+        sources = {model: metrics_of(MODELS[model](cm, hw, mode)) for model in models}
+        sources.update({label: table[name] for label, table in external.items()})
+        ablation = None
+        maestro_mode_cycles = {}
+        if attribute:
+            if mode == "maestro":
+                ablation = no_ablation(sim.cycles)
+            else:
+                ideal = simulate_layer(cm, hw, SimOptions(mode="maestro"))
+                ablation = ablate(cm, hw, sim.cycles, ideal.cycles)
+                maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro").cycles) for model in models}
+        result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles))
+        if progress is not None:
+            progress(result.layers[-1])
+    return result
