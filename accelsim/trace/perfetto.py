@@ -1,0 +1,115 @@
+"""Chrome Trace Event JSON (opens in ui.perfetto.dev and chrome://tracing), streamed.
+
+One process per layer, one track (thread) per component, complete events (``ph: X``) for
+spans, async events (``ph: b/e``) for DRAM latency (latency spans may overlap), and counters
+(``ph: C``) for buffers in use and for each network's bandwidth in use. ``ts`` and ``dur`` are
+in accelerator cycles (the viewer shows 1 cycle as 1 us). Events are written in the order the
+engine records them; viewers sort by time.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from accelsim.trace.events import STALL_PREFIX, CounterSample, TraceEvent
+
+PID = 1
+TRACKS = {  # component (and packets) -> (tid, track name)
+    "dram": (1, "dram (DMA channel)"),
+    "distribution_noc": (2, "distribution_noc (L2 -> L1)"),
+    "distribution_noc/packet": (3, "distribution_noc packets"),
+    "reduction_noc": (4, "reduction_noc (L1 -> L2)"),
+    "reduction_noc/packet": (5, "reduction_noc packets"),
+    "pe_array": (6, "pe_array"),
+}
+PE_TID_BASE = 100
+BANDWIDTH_KINDS = ("transfer", "read", "write")
+
+
+def _dumps(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True)
+
+
+@lru_cache(maxsize=4096)
+def _quoted(text: str) -> str:
+    return json.dumps(text)
+
+
+def _span(ev: TraceEvent, tid: int, name: str) -> str:
+    """A complete event, formatted as _dumps would (keys sorted) but fast: spans are most of
+    a trace."""
+    return (f'{{"args":{{"kind":{_quoted(ev.kind)},"pes":{ev.pes},"step":{ev.step},"tensor":{_quoted(ev.tensor)},'
+            f'"words":{ev.words}}},"cat":{_quoted(ev.component)},"dur":{ev.end_cycle - ev.start_cycle},'
+            f'"name":{_quoted(name)},"ph":"X","pid":{PID},"tid":{tid},"ts":{ev.start_cycle}}}')
+
+
+class PerfettoWriter:
+    """Writes ``path`` as the events arrive; ``close`` finishes the JSON document."""
+
+    def __init__(self, path: Path, title: str, other: dict):
+        self.f = open(path, "w", encoding="utf-8", newline="\n")
+        self.f.write('{"traceEvents":[\n')
+        self.first = True
+        self.other = other
+        self.named: set[int] = set()
+        self.async_id = 0
+        self.bw_zero_at: dict[str, int] = {}  # component -> cycle its bandwidth returns to 0
+        self._write({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": title}})
+
+    def _write(self, obj: dict | str) -> None:
+        self.f.write(("" if self.first else ",\n") + (obj if isinstance(obj, str) else _dumps(obj)))
+        self.first = False
+
+    def _track(self, ev: TraceEvent) -> int:
+        if ev.component.startswith("pe") and ev.component[2:].isdigit():
+            tid, name = PE_TID_BASE + int(ev.component[2:]), ev.component
+        else:
+            tid, name = TRACKS.get(f"{ev.component}/{ev.kind}", TRACKS[ev.component])
+        if tid not in self.named:
+            self.named.add(tid)
+            self._write({"ph": "M", "pid": PID, "tid": tid, "name": "thread_name", "args": {"name": name}})
+            self._write({"ph": "M", "pid": PID, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}})
+        return tid
+
+    def event(self, ev: TraceEvent) -> None:
+        if ev.kind.endswith("_latency"):
+            args = {"kind": ev.kind, "step": ev.step, "tensor": ev.tensor, "words": ev.words, "pes": ev.pes}
+            self.async_id += 1
+            common = {"cat": ev.component, "name": ev.kind, "pid": PID, "id": self.async_id}
+            self._write({**common, "ph": "b", "ts": ev.start_cycle, "args": args})
+            self._write({**common, "ph": "e", "ts": ev.end_cycle})
+            return
+        if ev.kind.startswith(STALL_PREFIX):
+            name = "stall: " + ev.kind[len(STALL_PREFIX):]
+        elif ev.kind == "transfer" and ev.tensor:
+            name = ev.tensor
+        else:
+            name = ev.kind
+        self._write(_span(ev, self._track(ev), name))
+        if ev.kind in BANDWIDTH_KINDS and ev.end_cycle > ev.start_cycle:
+            self._bandwidth(ev)
+
+    def _bandwidth(self, ev: TraceEvent) -> None:
+        """Counter of words/cycle in use on the event's component; a component's bursts come
+        in time order, so a 0 is written only where the network really falls idle."""
+        zero_at = self.bw_zero_at.get(ev.component)
+        name = f"bandwidth in use: {ev.component} (words/cycle)"
+        if zero_at is not None and zero_at < ev.start_cycle:
+            self._write({"ph": "C", "pid": PID, "name": name, "ts": zero_at, "args": {"words_per_cycle": 0}})
+        value = round(ev.words / (ev.end_cycle - ev.start_cycle), 6)
+        self._write(f'{{"args":{{"words_per_cycle":{value!r}}},"name":{_quoted(name)},"ph":"C","pid":{PID},'
+                    f'"ts":{ev.start_cycle}}}')
+        self.bw_zero_at[ev.component] = ev.end_cycle
+
+    def counter(self, sample: CounterSample) -> None:
+        self._write(f'{{"args":{{"buffers":{sample.value}}},"name":{_quoted("buffers in use: " + sample.counter)},'
+                    f'"ph":"C","pid":{PID},"ts":{sample.cycle}}}')
+
+    def close(self) -> None:
+        for component, zero_at in sorted(self.bw_zero_at.items()):
+            self._write({"ph": "C", "pid": PID, "name": f"bandwidth in use: {component} (words/cycle)",
+                         "ts": zero_at, "args": {"words_per_cycle": 0}})
+        self.f.write('\n],\n"otherData":' + _dumps(self.other) + "}\n")
+        self.f.close()
