@@ -1,0 +1,55 @@
+"""Functional execution: run a mapping with real numbers and check the layer's result.
+
+``simulate_functional`` runs the timing simulation unchanged while :class:`DatapathValues`
+moves numpy values along the transfers the engine performs (see
+:mod:`accelsim.functional.datapath`), then compares DRAM's output with a numpy reference of the
+operator and reports wrong outputs, missing or duplicated MACs and where they happened
+(:mod:`accelsim.functional.report`). The timing result is identical to a run without values.
+
+Functional execution is for small layers: values are computed per PE and per step in Python,
+so it is limited to ``MAX_MACS`` MACs (the per-MAC coverage map) and ``MAX_PE_STEPS`` steps x
+used PEs (the per-PE work).
+"""
+
+from __future__ import annotations
+
+from accelsim.errors import InputError
+from accelsim.functional.datapath import DatapathValues
+from accelsim.functional.operands import DTYPES, Dtype, random_operands, reference_output, tolerance
+from accelsim.functional.report import FunctionalReport, build_report
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.sim.engine import LayerSimulation, SimOptions
+from accelsim.sim.results import LayerResult
+
+MAX_MACS = 1 << 22  # 4,194,304 MACs
+MAX_PE_STEPS = 1 << 18  # 262,144 (step, PE) pairs
+
+__all__ = ["DTYPES", "FunctionalReport", "MAX_MACS", "MAX_PE_STEPS", "check_size", "simulate_functional"]
+
+
+def check_size(cm: CompiledMapping) -> None:
+    """Refuse layers too large for functional execution (InputError naming the layer)."""
+    pe_steps = cm.steps * cm.used_pes
+    if cm.layer.macs > MAX_MACS or pe_steps > MAX_PE_STEPS:
+        raise InputError(
+            f"layer {cm.layer.name!r} is too large for functional execution: {cm.layer.macs:,} MACs "
+            f"(at most {MAX_MACS:,}) and {cm.steps:,} steps x {cm.used_pes} PEs = {pe_steps:,} "
+            f"(at most {MAX_PE_STEPS:,}); check a scaled-down layer of the same shape",
+            source=cm.source)
+
+
+def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
+                        dtype: Dtype = "int8", seed: int = 0) -> tuple[LayerResult, FunctionalReport]:
+    """Simulate one layer with values riding on its transfers; (timing result, check)."""
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+    check_size(cm)
+    operands = random_operands(cm.layer, dtype, seed)
+    values = DatapathValues(cm, operands, reduction_network=hw.reduction_noc.kind != "none")
+    result = LayerSimulation(cm, hw, options, values=values).run()
+    if operands.exact:
+        expected = reference_output(cm.layer, operands.input, operands.weight)
+    else:
+        expected = reference_output(cm.layer, operands.input.astype("float64"), operands.weight.astype("float64"))
+    return result, build_report(values, expected, tolerance(cm.layer, operands))
