@@ -12,7 +12,8 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
-BUNDLED = ["alexnet", "dmazerunner6", "marvel15", "mobilenetv2", "resnet18", "resnet50", "vgg16"]
+BUNDLED = ["alexnet", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
+           "resnet50", "vgg16"]
 
 
 def conv_fc_macs(net: Network) -> int:
@@ -247,6 +248,10 @@ CONV_FC_MACS = {
     "marvel15": 445_381_312,
     # dMazeRunner's six ResNet-18 layers at batch 4 (no published total).
     "dmazerunner6": 2_552_954_880,
+    # FLASH Table 3's GEMMs I-VI: sum of M x N x K (the table's 'GFLOPs' row is M x N x K / 1e9).
+    "flash_gemm": 558_514_044_928,
+    # FLASH's MNIST MLP at batch 128: 128 x (784x512 + 512x256 + 256x128 + 128x10).
+    "flash_mlp": 72_515_584,
 }
 # Network.macs also counts one operation per element of each residual add.
 TOTAL_MACS = {
@@ -257,6 +262,8 @@ TOTAL_MACS = {
     "alexnet": 724_406_816,
     "marvel15": 445_682_368,
     "dmazerunner6": 2_552_954_880,
+    "flash_gemm": 558_514_044_928,
+    "flash_mlp": 72_515_584,
 }
 
 

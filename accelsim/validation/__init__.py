@@ -1,0 +1,125 @@
+"""The validation suite: the papers' scenarios run by the simulator and the analytical model,
+the papers' published numbers set against ours, and SCALE-Sim parity, written as a report.
+
+``accelsim validate [--out validation/] [--quick] [--force]`` (or :func:`run_validation`)
+writes ``REPORT.md``, ``results.csv`` and the PNG plots into the output directory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from accelsim.errors import InputError
+from accelsim.validation.attribution import ATTRIBUTION_BUDGET_PE_STEPS, ATTRIBUTION_COLUMNS, attribute_gaps
+from accelsim.validation.paper_checks import run_paper_checks, style_forms
+from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
+from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
+from accelsim.validation.scenarios import (PAPER_CHECK_BUDGET_PE_STEPS, QUICK_BUDGET_PE_STEPS,
+                                           QUICK_PAPER_CHECK_BUDGET_PE_STEPS, SCENARIO_SETS, SIM_BUDGET_PE_STEPS,
+                                           Scenario, ScenarioSet, systolic_set)
+
+REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", *PLOTS)
+
+
+@dataclass(frozen=True)
+class ValidationPaths:
+    """Where the suite reads its external inputs (relative to the working directory, i.e. the
+    repository root) and writes its outputs."""
+
+    out_dir: Path
+    scalesim_dir: Path = Path("validation/scalesim")
+    traces_dir: Path = Path("validation/traces")
+
+
+def _parity(scalesim_dir: Path, quick: bool):
+    """(DataFrame or None, note) of the SCALE-Sim parity run on ``scalesim_dir``."""
+    if quick:
+        return None, "skipped with --quick (it runs the scalesim package, about half a minute)."
+    if importlib.util.find_spec("scalesim") is None:
+        return None, "the `scalesim` package is not installed (`pip install 'accelsim[scalesim]'`)."
+    try:
+        from accelsim.scalesim.parity import run_parity_set
+    except ImportError:
+        return None, "`accelsim.scalesim.parity` is not available."
+    if not scalesim_dir.is_dir():
+        return None, f"no SCALE-Sim scenario directory {scalesim_dir.as_posix()} (run from the repository root)."
+    with tempfile.TemporaryDirectory() as work:
+        frame = run_parity_set(scalesim_dir, work)
+    shown = frame[["config", "topology", "layer", "dataflow", "M", "N", "K", "folds", "scalesim_compute_cycles",
+                   "ours_compute_cycles", "compute_rel_error", "scalesim_stall_cycles", "ours_run_stall_cycles",
+                   "scalesim_total_cycles", "ours_cycles", "total_rel_error"]]
+    note = (f"`accelsim.scalesim.parity.run_parity_set({scalesim_dir.as_posix()!r})`: every `.cfg` on every "
+            "topology, SCALE-Sim (the `scalesim` package) against our systolic model, per layer. Compute cycles are "
+            "SCALE-Sim's total minus its stall cycles; relative errors are (ours - SCALE-Sim) / SCALE-Sim.")
+    return shown, note
+
+
+def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = False,
+                   progress: Callable[[str], None] | None = None,
+                   sets: Sequence[ScenarioSet] | None = None) -> list[Path]:
+    """Run the suite and write the report files into ``paths.out_dir``; returns their paths.
+
+    ``sets``: the scenario sets to run (default: the papers' sets and the systolic set).
+    Existing report files are refused (InputError) unless ``force``.
+    """
+    out = paths.out_dir
+    if not out.is_dir():
+        raise InputError(f"output directory {out.as_posix()} does not exist")
+    existing = [name for name in REPORT_FILES if (out / name).exists()]
+    if existing and not force:
+        raise InputError(f"{out.as_posix()}: {', '.join(existing)} already exist; pass --force to overwrite them")
+    say = progress or (lambda message: None)
+    budget = QUICK_BUDGET_PE_STEPS if quick else SIM_BUDGET_PE_STEPS
+    plan = RunPlan(budget, analytical_model(), scenario_budgets=not quick)
+    missing = []
+    if sets is None:
+        sets = list(SCENARIO_SETS)
+        systolic = systolic_set(paths.scalesim_dir)
+        if systolic.scenarios:
+            sets.append(systolic)
+        else:
+            missing.append(f"systolic set: no SCALE-Sim scenarios in {paths.scalesim_dir.as_posix()} "
+                           "(run from the repository root)")
+    if plan.analytical is None:
+        missing.append("analytical model: `accelsim.analytical.analyze_layer` is not available; its columns are empty")
+
+    def done(sc: Scenario) -> None:
+        say(f"ran {sc.set_name}: {sc.network} on {sc.hw} ({sc.style})")
+
+    rows = run_scenarios((sc for s in sets for sc in s.scenarios), plan, done)
+    say("gap attribution")
+    attribution = attribute_gaps((sc for s in sets for sc in s.scenarios), rows,
+                                 0 if quick else ATTRIBUTION_BUDGET_PE_STEPS)
+    say("paper checks")
+    check_budget = QUICK_PAPER_CHECK_BUDGET_PE_STEPS if quick else PAPER_CHECK_BUDGET_PE_STEPS
+    checks = run_paper_checks(RunPlan(check_budget, plan.analytical), rows)
+    say("SCALE-Sim parity")
+    parity, parity_note = _parity(paths.scalesim_dir, quick)
+    if parity is None:
+        missing.append(f"SCALE-Sim parity: {parity_note}")
+    traces = sorted(paths.traces_dir.glob("*.png")) if paths.traces_dir.is_dir() else []
+    if not traces:
+        missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
+    command = "accelsim validate" + (" --quick" if quick else "")
+    inputs = ReportInputs(command, budget, check_budget, sets, checks, style_forms(), attribution,
+                          0 if quick else ATTRIBUTION_BUDGET_PE_STEPS, parity, parity_note,
+                          [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing)
+
+    import pandas as pd
+
+    from accelsim.validation import plots
+
+    frame = pd.DataFrame(rows)
+    say("plots")
+    plots.cycles_scatter(frame, out / "cycles_scatter.png")
+    plots.error_by_type_and_style(frame, out / "error_by_type_and_style.png")
+    plots.stall_breakdown(frame, out / "stall_breakdown.png")
+    write_csv(rows, out / "results.csv")
+    write_csv(attribution, out / "attribution.csv", ATTRIBUTION_COLUMNS)
+    write_report(rows, inputs, out / "REPORT.md")
+    return [out / name for name in REPORT_FILES]
