@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from accelsim.errors import MappingError
+from accelsim.functional import FunctionalReport, check_size, simulate_functional
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
@@ -45,9 +46,10 @@ class Job:
     source: str
 
 
-def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False) -> CompiledMapping:
-    """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``)."""
-    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source)
+def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
+    """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
+    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
+    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
     if problems:
@@ -112,6 +114,35 @@ def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOp
         if progress is not None:
             progress(results[-1])
     return NetworkResult(network, results)
+
+
+def analyze_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str = "maestro",
+                 allow_overflow: bool = False) -> NetworkResult:
+    """Estimate every job with the analytical model (:mod:`accelsim.analytical`)."""
+    from accelsim.analytical import analyze_layer
+
+    compiled = [prepare(job, hw, allow_overflow) for job in jobs]
+    return NetworkResult(network, [analyze_layer(cm, hw, mode) for cm in compiled])
+
+
+def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
+                        dtype: str = "int8", seed: int = 0, allow_overflow: bool = False,
+                        progress: Callable[[LayerResult], None] | None = None,
+                        ) -> tuple[NetworkResult, list[FunctionalReport]]:
+    """Like :func:`run_jobs`, with values riding on the transfers and each layer's output
+    checked (see :mod:`accelsim.functional`); ``options.check_legality=False`` also compiles
+    mappings that fail the coverage checks. Layers too large for it are refused up front."""
+    compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
+    for cm in compiled:
+        check_size(cm)
+    results, reports = [], []
+    for cm in compiled:
+        result, report = simulate_functional(cm, hw, options, dtype, seed)  # type: ignore[arg-type]
+        results.append(result)
+        reports.append(report)
+        if progress is not None:
+            progress(result)
+    return NetworkResult(network, results), reports
 
 
 def simulate_network(network: str, hw: str | HardwareSpec, style: str, mode: str = "realistic",

@@ -7,15 +7,20 @@ the file, line or field and exit with status 2; no traceback.
 from __future__ import annotations
 
 import csv
+import json
 import sys
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from accelsim import __version__
-from accelsim.api import OverflowWarning, jobs_from_maestro, jobs_from_network, run_jobs, to_maestro
+from accelsim.api import (OverflowWarning, analyze_jobs, jobs_from_maestro, jobs_from_network, run_jobs,
+                          run_jobs_functional, to_maestro)
+from accelsim.compare import MODELS, compare_jobs, comparison_dict, comparison_rows, format_comparison
 from accelsim.errors import InputError
+from accelsim.functional import DTYPES
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
@@ -40,6 +45,55 @@ def _check_output(path: str | None, force: bool) -> None:
         _fail(f"{path}: already exists; choose another name or pass --force to overwrite it")
     if not p.parent.exists():
         _fail(f"{path}: directory {p.parent} does not exist")
+
+
+def _check_job_args(mapping_path: str | None, network: str | None, style: str | None) -> None:
+    """--mapping FILE.m, or --network NAME with --style (simulate, analyze, compare)."""
+    if (mapping_path is None) == (network is None):
+        _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
+    if network is not None and style is None:
+        _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
+    if mapping_path is not None and style is not None:
+        _fail("--style applies to --network only; a mapping file carries its own dataflow")
+
+
+def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | None, style: str | None,
+               layer: str | None):
+    """(hardware spec, network name, jobs) of the checked job arguments; raises InputError."""
+    hw = load_hardware(hw_ref, list(overrides))
+    if mapping_path is not None:
+        name, jobs = jobs_from_maestro(mapping_path, layer)
+    else:
+        name, jobs = jobs_from_network(network, style, hw, layer)
+    return hw, name, jobs
+
+
+def _progress_bar(progress: bool | None, total_layers: int, name: str):
+    """A tqdm bar over layers on stderr (default: when stderr is a terminal), or None."""
+    show = progress if progress is not None else sys.stderr.isatty()
+    if not show or total_layers <= 1:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name)
+
+
+def _write_csv(rows: list[dict], path: str) -> None:
+    """Rows (dicts with the same keys) as a CSV file with a header line."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    click.echo(f"wrote {path}")
+
+
+@contextmanager
+def _overflow_warnings():
+    """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", OverflowWarning)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        yield
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,10 +126,14 @@ def _format_table(result: NetworkResult) -> str:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
 @click.option("--network", help="Bundled network name or network YAML file (with --style).")
 @click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
+@click.option("--scalesim-config", type=click.Path(dir_okay=False),
+              help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw.")
+@click.option("--topology", type=click.Path(dir_okay=False),
+              help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config).")
 @click.option("--layer", help="Simulate only this layer.")
 @click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
               help="realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
@@ -85,37 +143,66 @@ def _format_table(result: NetworkResult) -> str:
 @click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write per-layer results as CSV (MAESTRO column names).")
 @click.option("--allow-overflow", is_flag=True, help="Simulate mappings whose tiles do not fit their buffers (warns).")
 @click.option("--per-pe", is_flag=True, help="One event per PE and packet (slow; the reference for the grouped mode).")
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
+@click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
+              help="Write execution traces into this directory (one subdirectory per layer).")
+@click.option("--trace-format", default="perfetto,parquet,dram", show_default=True,
+              help="Comma-separated trace formats: perfetto, parquet (CSV without pyarrow), csv, dram.")
+@click.option("--trace-detail", type=click.Choice(["step", "transfer", "pe"]), default="transfer", show_default=True,
+              help="step: one span per network and step; transfer: one per tensor burst; pe: per PE and packet.")
+@click.option("--trace-components", metavar="LIST",
+              help="Comma-separated components to trace: dram, distribution_noc, reduction_noc, pe_array, pe, "
+                   "buffers (default: all).")
+@click.option("--functional", is_flag=True,
+              help="Move real values along the simulated transfers and check each layer's output (small layers).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random operands of --functional.")
+@click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
+              help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound).")
+@click.option("--unchecked", is_flag=True,
+              help="With --functional, for testing mappers: run a mapping that fails the legality checks "
+                   "(overlapping or gapped windows, reduction without a reduction network) and show what goes wrong.")
+@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files and a non-empty --trace directory.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
-def simulate(hw_ref, mapping_path, network, style, layer, mode, overrides, json_out, csv_out,
-             allow_overflow, per_pe, force, progress) -> None:
-    """Simulate a mapping file, or a network under a named dataflow style."""
-    if (mapping_path is None) == (network is None):
-        _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
-    if network is not None and style is None:
-        _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
-    if mapping_path is not None and style is not None:
-        _fail("--style applies to --network only; a mapping file carries its own dataflow")
+def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, layer, mode, overrides, json_out,
+             csv_out, allow_overflow, per_pe, trace_dir, trace_format, trace_detail, trace_components,
+             functional, seed, dtype, unchecked, force, progress) -> None:
+    """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
+
+    With --functional the exit status is 1 when a layer computes a wrong output."""
+    if scalesim_config is not None or topology is not None:
+        given = {"--hw": hw_ref, "--mapping": mapping_path, "--network": network, "--style": style,
+                 "--layer": layer, "--mode": mode != "realistic", "--set": overrides, "--allow-overflow": allow_overflow,
+                 "--per-pe": per_pe, "--trace": trace_dir, "--functional": functional, "--unchecked": unchecked}
+        _simulate_scalesim(scalesim_config, topology, [name for name, value in given.items() if value],
+                           json_out, csv_out, force, progress)
+        return
+    if hw_ref is None:
+        _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
+    _check_job_args(mapping_path, network, style)
+    if unchecked and not functional:
+        _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
+    if functional and trace_dir is not None:
+        _fail("--functional and --trace cannot be combined; run them separately (the timing is the same)")
     _check_output(json_out, force)
     _check_output(csv_out, force)
+    if trace_dir is not None and Path(trace_dir).is_dir() and any(Path(trace_dir).iterdir()) and not force:
+        _fail(f"{trace_dir}: directory is not empty; choose another or pass --force to write into it")
     try:
-        hw = load_hardware(hw_ref, list(overrides))
-        if mapping_path is not None:
-            name, jobs = jobs_from_maestro(mapping_path, layer)
-        else:
-            name, jobs = jobs_from_network(network, style, hw, layer)
-        show = progress if progress is not None else sys.stderr.isatty()
-        bar = None
-        if show and len(jobs) > 1:
-            from tqdm import tqdm
+        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+        bar = _progress_bar(progress, len(jobs), name)
+        advance = (lambda done: bar.update(1)) if bar is not None else None
+        reports = []
+        with _overflow_warnings():
+            if functional:
+                options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
+                result, reports = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, advance)
+            elif trace_dir is None:
+                result = run_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), allow_overflow, advance)
+            else:
+                from accelsim.trace import TraceConfig, trace_jobs
 
-            bar = tqdm(total=len(jobs), unit="layer", file=sys.stderr, desc=name)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("always", OverflowWarning)
-            warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
-            result = run_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), allow_overflow,
-                              (lambda done: bar.update(1)) if bar is not None else None)
+                config = TraceConfig.parse(trace_format, trace_detail, trace_components)
+                result = trace_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), Path(trace_dir), config,
+                                    allow_overflow, advance)
         if bar is not None:
             bar.close()
     except InputError as exc:
@@ -123,16 +210,142 @@ def simulate(hw_ref, mapping_path, network, style, layer, mode, overrides, json_
     results = result.layers
     click.echo(f"{name} on {hw.name} ({mode} mode)")
     click.echo(_format_table(result))
+    for report in reports:
+        click.echo(report.text())
     if json_out:
         write_json(results, json_out)
         click.echo(f"wrote {json_out}")
     if csv_out:
-        rows = [r.to_row() for r in results]
-        with open(csv_out, "w", encoding="utf-8", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        click.echo(f"wrote {csv_out}")
+        _write_csv([r.to_row() for r in results], csv_out)
+    if trace_dir is not None:
+        click.echo(f"wrote traces to {trace_dir}")
+    if any(not report.passed for report in reports):
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
+@click.option("--network", help="Bundled network name or network YAML file (with --style).")
+@click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
+@click.option("--layer", help="Analyze only this layer.")
+@click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
+              help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
+                   "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write per-layer results as a JSON list.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write per-layer results as CSV (MAESTRO column names).")
+@click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
+@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
+def analyze(hw_ref, mapping_path, network, style, layer, mode, overrides, json_out, csv_out, allow_overflow,
+            force) -> None:
+    """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer)."""
+    from accelsim.analytical import bound_violations
+
+    _check_job_args(mapping_path, network, style)
+    _check_output(json_out, force)
+    _check_output(csv_out, force)
+    try:
+        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+        with _overflow_warnings():
+            result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(f"{name} on {hw.name} (analytical model, {mode} mode)")
+    click.echo(_format_table(result))
+    for r in result.layers:
+        for problem in bound_violations(r):
+            click.echo(f"warning: {problem}", err=True)
+    if json_out:
+        write_json(result.layers, json_out)
+        click.echo(f"wrote {json_out}")
+    if csv_out:
+        _write_csv([r.to_row() for r in result.layers], csv_out)
+
+
+def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress) -> None:
+    """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
+    from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_json, scalesim_rows
+    from accelsim.scalesim.config import read_scalesim_config
+    from accelsim.scalesim.run import simulate_scalesim
+    from accelsim.scalesim.topology import read_topology
+
+    if config_path is None or topology_path is None:
+        _fail("--scalesim-config and --topology go together: give both (SCALE-Sim's .cfg and topology CSV)")
+    if conflicting:
+        _fail(f"{', '.join(conflicting)} cannot be combined with --scalesim-config/--topology, which replace "
+              f"--hw and --mapping/--network; that path takes only {', '.join(ACCEPTED_OPTIONS)}")
+    _check_output(json_out, force)
+    _check_output(csv_out, force)
+    try:
+        config, topology = read_scalesim_config(config_path), read_topology(topology_path)
+        bar = _progress_bar(progress, len(topology.layers), topology.name)
+        results = simulate_scalesim(config, topology, (lambda done: bar.update(1)) if bar is not None else None)
+        if bar is not None:
+            bar.close()
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(format_scalesim_table(config, topology, results))
+    if json_out:
+        Path(json_out).write_text(scalesim_json(results), encoding="utf-8")
+        click.echo(f"wrote {json_out}")
+    if csv_out:
+        _write_csv(scalesim_rows(results), csv_out)
+
+
+@main.command()
+@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
+@click.option("--network", help="Bundled network name or network YAML file (with --style).")
+@click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
+@click.option("--layer", help="Compare only this layer.")
+@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
+              help="Fidelity of the simulator and the models (maestro: they must agree).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hardware field (repeatable).")
+@click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
+              help="A cost model to compare (repeatable; default: analytical unless a file is given).")
+@click.option("--maestro-csv", type=click.Path(dir_okay=False), help="MAESTRO's result CSV (layers matched by name).")
+@click.option("--scalesim-report", type=click.Path(dir_okay=False),
+              help="SCALE-Sim's COMPUTE_REPORT.csv (rows matched to the network's layers by order).")
+@click.option("--attribution/--no-attribution", default=True, show_default=True,
+              help="Split each cycle gap into causes (realistic mode: six more simulations per layer).")
+@click.option("--brief", is_flag=True, help="Only the one-line-per-layer overview and the summary.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write one row per layer and metric as CSV.")
+@click.option("--allow-overflow", is_flag=True, help="Compare mappings whose tiles do not fit their buffers (warns).")
+@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models, maestro_csv, scalesim_report,
+            attribution, brief, json_out, csv_out, allow_overflow, force, progress) -> None:
+    """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer."""
+    _check_job_args(mapping_path, network, style)
+    _check_output(json_out, force)
+    _check_output(csv_out, force)
+    if not models and maestro_csv is None and scalesim_report is None:
+        models = ("analytical",)
+    try:
+        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+        network_layers = None  # SCALE-Sim rows are matched by position in the whole network
+        if scalesim_report is not None and layer is not None:
+            all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
+            network_layers = [j.layer.name for j in all_jobs]
+        bar = _progress_bar(progress, len(jobs), name)
+        advance = (lambda done: bar.update(1)) if bar is not None else None
+        with _overflow_warnings():
+            result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
+                                  allow_overflow, attribution, advance)
+        if bar is not None:
+            bar.close()
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(format_comparison(result, detail=not brief))
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(comparison_dict(result), f, indent=2)
+        click.echo(f"wrote {json_out}")
+    if csv_out:
+        _write_csv(comparison_rows(result), csv_out)
 
 
 @main.command()
@@ -186,6 +399,53 @@ def bench(quick) -> None:
 
     for line in run_bench(quick=quick):
         click.echo(line)
+
+
+@main.command()
+@click.option("--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
+              help="Directory for REPORT.md, results.csv and the PNG plots.")
+@click.option("--quick", is_flag=True, help="Small simulation budget, no SCALE-Sim run (a smoke run).")
+@click.option("--force", is_flag=True, help="Overwrite an existing report.")
+def validate(out_dir, quick, force) -> None:
+    """Run the papers' scenario sets, paper checks and SCALE-Sim parity; write the report.
+    Run from the repository root (it reads validation/scalesim and validation/traces)."""
+    import time
+
+    from accelsim.validation import ValidationPaths, run_validation
+
+    start = time.perf_counter()
+    try:
+        written = run_validation(ValidationPaths(Path(out_dir)), quick, force,
+                                 lambda message: click.echo(message, err=True))
+    except InputError as exc:
+        _fail(str(exc))
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"took {time.perf_counter() - start:.0f} s")
+
+
+@main.command()
+@click.argument("trace_dir", type=click.Path(file_okay=False))
+@click.option("--bins", default=400, show_default=True, type=click.IntRange(1, 100000),
+              help="Time bins per figure.")
+@click.option("--window", metavar="FIRST:LAST", help="Only cycles FIRST to LAST (figure names get _FIRST-LAST).")
+@click.option("--force", is_flag=True, help="Overwrite existing figures.")
+def plot(trace_dir, bins, window, force) -> None:
+    """Draw PNG figures (PE utilization, bandwidth, buffers, stalls) of a --trace directory."""
+    try:
+        from accelsim.trace.plot import layer_dirs, plot_layer
+
+        cycles = None
+        if window is not None:
+            parts = window.split(":")
+            if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+                raise InputError(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
+            cycles = (int(parts[0]), int(parts[1]))
+        for layer_dir in layer_dirs(Path(trace_dir)):
+            for path in plot_layer(layer_dir, bins, force, cycles):
+                click.echo(f"wrote {path}")
+    except InputError as exc:
+        _fail(str(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover
