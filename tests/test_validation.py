@@ -16,7 +16,8 @@ from accelsim.validation.report import ReportInputs, write_csv, write_report
 from accelsim.bounds import lower_bounds
 from accelsim.validation.paper_checks import (flash_maeri_tiled_text, flash_maeri_tiles, gamma_below_compute_bound,
                                               job_from_maestro_text, style_forms)
-from accelsim.validation.runner import COLUMNS, RunPlan, run_scenarios, scenario_rows, simulator_model
+from accelsim.validation.runner import (COLUMNS, RunPlan, analytical_model, run_scenarios, scenario_rows,
+                                        simulator_model)
 from accelsim.validation.scenarios import Scenario, ScenarioSet
 from accelsim.workload.tables import load_network
 
@@ -127,9 +128,8 @@ def test_layers_a_style_cannot_map_get_unmappable_rows(tmp_path):
     net.write_text("name: two\nlayers:\n"
                    "  - {name: big, type: CONV2D, K: 2, C: 1, R: 13, S: 13, Y: 13, X: 13}\n"
                    "  - {name: ok, type: CONV2D, K: 2, C: 1, R: 3, S: 3, Y: 5, X: 5}\n")
-    rows = run_scenarios([Scenario("t", str(net), "eyeriss_like", "maeri_like")], RunPlan(10**6, None))
-    assert [(r["layer"], r["status"]) for r in rows] == [
-        ("big", "unmappable")] * 3 + [("ok", "ok"), ("ok", "ok"), ("ok", "missing")]
+    rows = run_scenarios([Scenario("t", str(net), "eyeriss_like", "maeri_like")], RunPlan(10**6, analytical_model()))
+    assert [(r["layer"], r["status"]) for r in rows] == [("big", "unmappable")] * 3 + [("ok", "ok")] * 3
     assert "169" in rows[0]["note"]
     assert all(set(r) == set(COLUMNS) for r in rows)
 

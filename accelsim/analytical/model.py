@@ -16,13 +16,17 @@ one packed transfer per step, no latencies, double buffering, DRAM at bandwidth 
 the network, MAC pipeline and DRAM latencies and lets outputs share the distribution network
 where there is no reduction network and charges DRAM transfers by their contiguous runs; it
 leaves out the reduction network's depth, so it is an estimate, not the simulator's number.
+
+``systolic_fold`` (the simulator's option of the same name, set for SCALE-Sim's inputs) adds
+``fill_drain_cycles`` to the compute delay of every case whose steps start a fold: they load new
+words of the stationary operand, or, output-stationary, drain.
 """
 
 from __future__ import annotations
 
 import time
 from math import ceil, log2
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -32,6 +36,9 @@ from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_c
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.results import TENSORS, LayerResult, TensorAccesses
+
+if TYPE_CHECKING:  # the option's type only; the model runs none of the simulator's code
+    from accelsim.sim.engine import SystolicFold
 
 Mode = Literal["maestro", "realistic"]
 
@@ -83,9 +90,11 @@ class _Rates:
         return np.where(words > 0, cycles, 0).astype(np.int64)
 
 
-def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro") -> LayerResult:
+def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
+                  systolic_fold: SystolicFold | None = None) -> LayerResult:
     """Estimate one compiled layer on ``hw`` in closed form; same schema as the simulator's
-    :class:`LayerResult`, with ``model="analytical"`` and ``events=0``."""
+    :class:`LayerResult`, with ``model="analytical"`` and ``events=0``. ``systolic_fold``:
+    SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
     if mode not in ("maestro", "realistic"):
         raise ValueError(f"mode must be 'maestro' or 'realistic', got {mode!r}")
     wall0 = time.perf_counter()
@@ -94,7 +103,7 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro") 
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
     tiles = tile_cases(cm, l2_words)
     acc = _accesses(steps, tiles)
-    cycles, busy, stall = _cycles(hw, rates, steps, tiles)
+    cycles, busy, stall = _cycles(hw, rates, steps, tiles, systolic_fold)
     count = steps.cases.count
     macs = int((count * steps.macs).sum())
     readback = steps.readback.total()
@@ -165,7 +174,18 @@ def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
     return acc
 
 
-def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases) -> tuple[int, int, dict[str, int]]:
+def _fold_cycles(steps: StepCases, fold: SystolicFold | None) -> np.ndarray:
+    """Fill/drain cycles per case: ``fill_drain_cycles`` where the case's steps are fold
+    boundaries (they send new words of the stationary operand; output-stationary: they drain),
+    else 0."""
+    if fold is None:
+        return np.zeros(len(steps.cases), dtype=np.int64)
+    boundary = steps.drains if fold.stationary == "output" else steps.sent[fold.stationary].total() > 0
+    return np.where(boundary, fold.fill_drain_cycles, 0).astype(np.int64)
+
+
+def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases,
+            fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
     """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
     if rates.maestro:  # one packed transfer per step, one per drain
         ingress = _ceil_div(steps.sent["input"].total() + steps.sent["weight"].total() + steps.readback.total(),
@@ -175,7 +195,7 @@ def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases)
         ingress = sum(p.serial_cycles(rates.ingress, rates.packed_ingress)
                       for p in (steps.sent["input"], steps.sent["weight"], steps.readback))
         egress = steps.drained.serial_cycles(rates.egress, rates.packed_egress)
-    compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle)
+    compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = rates.dram_cycles(sum(tiles.read_words[t] for t in TENSORS), tiles.read_runs, hw)
     dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)

@@ -64,8 +64,6 @@ def _run(job: Job, hw: HardwareSpec, plan: RunPlan, modes: tuple[tuple[str, str]
             notes.append(f"{label}: not run for this check")
         elif model == SIMULATOR and not plan.simulates(cm, hw):
             notes.append(f"{label}: {plan.over_budget_note(cm, hw)}")
-        elif model == ANALYTICAL and plan.analytical is None:
-            notes.append(f"{label}: missing (accelsim.analytical is not available)")
         else:
             run = simulator_model if model == SIMULATOR else plan.analytical
             results[label] = run(cm, hw, mode)

@@ -134,8 +134,6 @@ def _scenario_tables(s: ScenarioSet, layers: dict[tuple, dict[str, dict[str, Any
                 if run["status"] == "unmappable":
                     notes.append(f"unmappable: {run['note']}")
                     break
-                if run["status"] == "missing" and label == "analytical maestro":
-                    notes.append("analytical model missing")
                 if _ok(run) and run["below_bound"]:
                     notes.append(f"**{label} below the lower bound**")
             if real is not None and real["status"] == "over_budget":

@@ -6,17 +6,15 @@ A row is one (scenario, layer, model, mode). ``status`` says what happened:
 - ``ok``: the model ran; the numbers are its results;
 - ``over_budget``: the simulator was not run because the layer's mapping exceeds the budget of
   steps x PEs (the analytical model still runs; ``note`` gives the numbers);
-- ``missing``: the model is not available in this installation (``note`` says which);
 - ``unmappable``: the style has no legal mapping of the layer on the hardware (``note`` gives
   the reason), so no model runs.
 
-Every row carries the layer's physical lower bounds (:mod:`accelsim.validation.bounds`) and
+Every row carries the layer's physical lower bounds (:func:`accelsim.bounds.lower_bounds`) and
 ``below_bound`` (the model's cycles are below ``max(compute, off-chip)``).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -48,16 +46,12 @@ COLUMNS = (
     "noc_words", "l1_required_bytes", "l2_required_bytes",
 )
 
-LayerModel = Callable[[CompiledMapping, HardwareSpec, str], LayerResult]
+# (cm, hw, mode), plus the keyword ``systolic_fold`` for SCALE-Sim scenarios
+LayerModel = Callable[..., LayerResult]
 
 
-def analytical_model() -> LayerModel | None:
-    """The analytical model as a (cm, hw, mode) callable (accelsim.compare.models), or None
-    when ``accelsim.analytical`` is not part of this installation."""
-    try:
-        importlib.import_module("accelsim.analytical")
-    except ImportError:  # not written yet, or a partial checkout
-        return None
+def analytical_model() -> LayerModel:
+    """The analytical model as a (cm, hw, mode) callable (accelsim.compare.models)."""
     from accelsim.compare.models import MODELS
 
     return MODELS["analytical"]
@@ -103,7 +97,7 @@ class RunPlan:
     available."""
 
     budget_pe_steps: int  # simulate a layer only when steps x PEs is at most this
-    analytical: LayerModel | None
+    analytical: LayerModel
     scenario_budgets: bool = True  # honour Scenario.budget_pe_steps (off with --quick)
 
     def simulates(self, cm: CompiledMapping, hw: HardwareSpec) -> bool:
@@ -162,15 +156,19 @@ def layer_rows(base: dict[str, Any], job: Job, hw: HardwareSpec, plan: RunPlan,
         row = {**base, "model": model, "mode": mode}
         if model == SIMULATOR and not plan.simulates(cm, hw):
             row.update(status="over_budget", note=plan.over_budget_note(cm, hw))
-        elif model == ANALYTICAL and plan.analytical is None:
-            row.update(status="missing", note="accelsim.analytical is not available")
         else:
             result = (simulator_model(cm, hw, mode, **sim_options) if model == SIMULATOR
-                      else plan.analytical(cm, hw, mode))
+                      else plan.analytical(cm, hw, mode, **analytical_options(sim_options)))
             row.update(result_columns(result), status="ok", note="")
             row["below_bound"] = row["cycles"] < max(base["compute_bound_cycles"], base["dram_bound_cycles"])
         rows.append(row)
     return rows
+
+
+def analytical_options(sim_options: dict[str, Any]) -> dict[str, Any]:
+    """The analytical model's keywords for a scenario's SimOptions fields: the systolic fold
+    rule, so both models charge SCALE-Sim's fill and drain."""
+    return {key: value for key, value in sim_options.items() if key == "systolic_fold"}
 
 
 def scenario_rows(sc: Scenario, plan: RunPlan) -> list[dict[str, Any]]:
