@@ -87,6 +87,26 @@ def _write_csv(rows: list[dict], path: str) -> None:
     click.echo(f"wrote {path}")
 
 
+def _job_inputs(verb: str, hw_required: bool = True):
+    """The options naming what to run, shared by simulate, analyze and compare: --hw, --mapping,
+    --network, --style and --layer (``verb`` starts --layer's help)."""
+    options = (
+        click.option("--hw", "hw_ref", required=hw_required,
+                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
+        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--layer", help=f"{verb} only this layer."),
+    )
+
+    def apply(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
 @contextmanager
 def _overflow_warnings():
     """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
@@ -126,15 +146,11 @@ def _format_table(result: NetworkResult) -> str:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
-@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
-@click.option("--network", help="Bundled network name or network YAML file (with --style).")
-@click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
+@_job_inputs("Simulate", hw_required=False)
 @click.option("--scalesim-config", type=click.Path(dir_okay=False),
               help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw.")
 @click.option("--topology", type=click.Path(dir_okay=False),
               help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config).")
-@click.option("--layer", help="Simulate only this layer.")
 @click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
               help="realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -224,11 +240,7 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
-@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
-@click.option("--network", help="Bundled network name or network YAML file (with --style).")
-@click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
-@click.option("--layer", help="Analyze only this layer.")
+@_job_inputs("Analyze")
 @click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
               help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
                    "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
@@ -295,11 +307,7 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
-@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m).")
-@click.option("--network", help="Bundled network name or network YAML file (with --style).")
-@click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network).")
-@click.option("--layer", help="Compare only this layer.")
+@_job_inputs("Compare")
 @click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
               help="Fidelity of the simulator and the models (maestro: they must agree).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hardware field (repeatable).")
