@@ -229,7 +229,7 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
     for report in reports:
         click.echo(report.text())
     if json_out:
-        write_json(results, json_out)
+        write_json(results, json_out, {"functional": [r.to_dict() for r in reports]} if functional else None)
         click.echo(f"wrote {json_out}")
     if csv_out:
         _write_csv([r.to_row() for r in results], csv_out)

@@ -10,6 +10,7 @@ random small layers, arrays and legal mappings (generators of tests/test_propert
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -402,9 +403,13 @@ def test_cli_unchecked_broken_mapping(tmp_path):
     path.write_text(BROKEN_M)
     refused = _cli("--hw", "eyeriss_like", "--mapping", str(path), "--functional")
     assert refused.exit_code == 2 and "leave gaps" in refused.output
-    result = _cli("--hw", "eyeriss_like", "--mapping", str(path), "--functional", "--unchecked")
+    out = tmp_path / "out.json"
+    result = _cli("--hw", "eyeriss_like", "--mapping", str(path), "--functional", "--unchecked", "--json", str(out))
     assert result.exit_code == 1
     assert "FAIL" in result.output and "2304 never executed" in result.output
+    (layer,) = json.loads(out.read_text())
+    assert layer["functional"]["passed"] is False and layer["functional"]["macs_missing"] == 2304
+    assert layer["macs"] == 2304  # the timing result beside it: only the MACs the mapping runs
 
 
 def test_cli_unchecked_needs_functional_and_large_layers_are_refused():

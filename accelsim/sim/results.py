@@ -158,7 +158,12 @@ class NetworkResult:
         }
 
 
-def write_json(results: Iterable[LayerResult], path: str) -> None:
-    """A JSON list with one object per layer."""
+def write_json(results: Iterable[LayerResult], path: str, extra: dict[str, list[dict[str, Any]]] | None = None) -> None:
+    """A JSON list with one object per layer; ``extra`` adds, under each key, one more object
+    per layer (e.g. ``{"functional": [report dicts]}``)."""
+    objects = [r.to_dict() for r in results]
+    for key, values in (extra or {}).items():
+        for obj, value in zip(objects, values, strict=True):
+            obj[key] = value
     with open(path, "w", encoding="utf-8") as f:
-        json.dump([r.to_dict() for r in results], f, indent=2)
+        json.dump(objects, f, indent=2)
