@@ -82,7 +82,8 @@ def test_fast_forward_changes_nothing_but_the_event_count(case):
 
 
 def test_fast_forward_engages_on_long_identical_runs():
-    """56 identical sliding-window steps per output row: most of them are executed as blocks."""
+    """58 sliding-window steps per output row, 57 of them identical (after the first): most of
+    them are executed as blocks."""
     layer = Layer.build("long", "CONV2D", {"K": 8, "C": 4, "R": 3, "S": 3, "Y": 6, "X": 60})
     hw = _hw(**{"l2.size_bytes": 65536})
     cm = compile_mapping(layer, [S(1, 1, "K"), T(4, 4, "C"), T(3, 1, "Y"), T(3, 1, "X"), Cluster(4, 0),

@@ -105,6 +105,11 @@ class SimOptions:
         if unknown:
             raise ValueError(f"unknown ideal effects {unknown}; known: {', '.join(IDEAL_EFFECTS)}")
 
+    @property
+    def idealized(self) -> frozenset[str]:
+        """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
+        return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
+
 
 @dataclass(frozen=True)
 class SystolicFold:
@@ -226,8 +231,7 @@ class LayerSimulation:
         self.options = options
         self.sink = sink
         self.values = values  # functional execution: values ride on the transfers
-        self.maestro = options.mode == "maestro"
-        self.ideal = IDEAL_EFFECTS if self.maestro else options.ideal
+        self.ideal = options.idealized
         noc = hw.distribution_noc
         red = hw.reduction_noc
         ingress_bw = noc.bandwidth_words_per_cycle
@@ -303,13 +307,16 @@ class LayerSimulation:
         # by one process alone needs no arbitration (None).
         shared_egress = hw.reduction_noc.kind == "none" and "shared_egress" not in self.ideal
         self.noc = simpy.Resource(env, 1) if shared_egress else None
-        self.egress = self.noc if shared_egress else None
+        self.egress = self.noc
         self.dram = simpy.Resource(env, 1)
-        self.l2_slots = self._slots("l2", 2 if double_l2 else 1)
+        self.l2_buffers = 2 if double_l2 else 1
+        self.l2_slots = self._slots("l2", self.l2_buffers)
         self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
+        self.ingress_latency = self._ingress_latency()
+        self.pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self._ingress_latency() if hw.distribution_noc.kind == "systolic" else 0)
+        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind == "systolic" else 0)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -320,7 +327,7 @@ class LayerSimulation:
         # to land in L2 (by drain step); a DMA read of spilled outputs for their write-back
         self.partial_sums = Milestones(env)
         self.write_backs = Milestones(env)
-        l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if double_l2 else 1)
+        l2_words = hw.l2.size_bytes // hw.word_size_bytes // self.l2_buffers
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
         if self.values is not None:
@@ -354,9 +361,8 @@ class LayerSimulation:
         # time after the array's last attributed cycle (its last computation, or its wait for an
         # output buffer after it): the MAC pipeline empties (compute), outputs drain
         # (reduction) and are written back (dram)
-        pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
         after = int(self.accounted_until)
-        emptied = max(after, min(int(self.last_compute_end) + pipeline, int(self.last_drain_end)))
+        emptied = max(after, min(int(self.last_compute_end) + self.pipeline, int(self.last_drain_end)))
         drained = max(after, int(self.last_drain_end))
         for cause, start, end in (("compute", after, emptied), ("reduction", emptied, drained),
                                   ("dram", drained, max(drained, cycles))):
@@ -438,7 +444,7 @@ class LayerSimulation:
 
     def _distribute(self):
         env = self.env
-        latency = self._ingress_latency()
+        latency = self.ingress_latency
         step = 0
         tile = -1
         l2_arrival = 0.0
@@ -511,7 +517,8 @@ class LayerSimulation:
     def _compute(self):
         env = self.env
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
-        pipeline = 0 if "mac_pipeline" in self.ideal else self.hw.pe_array.mac_pipeline_latency_cycles - 1
+        pipeline = self.pipeline
+        fold = self.options.systolic_fold
         total = self.cm.steps
         while self.steps_done < total:
             waited_from = env.now
@@ -525,8 +532,8 @@ class LayerSimulation:
             held_part = min(waited - dram_part, held)
             stalls = [int(dram_part), int(waited - dram_part - held_part), 0]  # dram, noc, reduction
             cycles = ceil(demand.max_pe_macs / mpc)
-            if self.options.systolic_fold is not None:
-                cycles += self.options.systolic_fold.overhead_cycles(demand)
+            if fold is not None:
+                cycles += fold.overhead_cycles(demand)
             if self.options.per_pe:
                 for pe, macs in enumerate(demand.pe_macs):
                     if macs:
@@ -573,7 +580,7 @@ class LayerSimulation:
             self.stall["dram"] += stalls[0]
             self.stall["distribution_noc"] += stalls[1]
             self.stall["reduction"] += stalls[2] + int(held_part)
-            if count == 1:
+            if count == 1 and self.sink is not None:
                 self._stall("dram", waited_from, waited_from + stalls[0], step)
                 self._stall("reduction", waited_from + stalls[0], waited_from + stalls[0] + held_part, step)
                 self._stall("distribution_noc", waited_from + stalls[0] + held_part, start, step)
@@ -581,8 +588,8 @@ class LayerSimulation:
             self.busy += count * cycles
             self.macs += count * demand.macs
             self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * period)
-            self.accounted_until = env.now
             self.steps_done += count
+        self.accounted_until = env.now  # the last step's computation and its output-buffer wait
         self.drain_q.put(None)
 
     def _completed(self, step: int, run: int) -> None:
@@ -594,7 +601,7 @@ class LayerSimulation:
         that shift exactly, so they can be executed as one block of ``count`` periods.
         """
         self.recent.append((step, run, tuple(self.rec.pop(step)), self.rec_stalls.pop(step)))
-        window = max(self.operand_slots, self.buffers) + 1
+        window = self.operand_slots + 1  # operand_slots >= buffers
         if len(self.recent) > window:
             self.recent.pop(0)
         if len(self.recent) < window or self.ff_hint is not None and self.ff_hint[0] == run:
@@ -618,6 +625,7 @@ class LayerSimulation:
     def _drain(self):
         env = self.env
         landing: list = []
+        ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
         while True:
             item = yield self.drain_q.get()
             if item is None:
@@ -630,7 +638,7 @@ class LayerSimulation:
             began = env.now
             latency = 0
             if d.drain_groups:
-                if "packed_egress" in self.ideal:
+                if ideal_packed:
                     part = ("output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
                 else:
                     part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
@@ -695,9 +703,8 @@ class LayerSimulation:
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
         cm, hw = self.cm, self.hw
-        ideal_double = "double_buffering" in self.ideal
-        l1_req = self.profile.l1_required_words * hw.word_size_bytes * (2 if ideal_double or hw.l1.double_buffered else 1)
-        l2_req = self.profile.l2_required_words * hw.word_size_bytes * (2 if ideal_double or hw.l2.double_buffered else 1)
+        l1_req = self.profile.l1_required_words * hw.word_size_bytes * self.buffers
+        l2_req = self.profile.l2_required_words * hw.word_size_bytes * self.l2_buffers
         energy = self._energy()
         mpc = hw.pe_array.macs_per_pe_per_cycle
         return fill_bounds(LayerResult(
