@@ -21,6 +21,7 @@ output element is the tolerance (about 6e-8 * n relative to the sum of absolute 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 from typing import Literal
 
 import numpy as np
@@ -55,6 +56,11 @@ class Operands:
 def tensor_shape(nest: LoopNest, role: str) -> tuple[int, ...]:
     """Extent of every index axis of tensor ``role`` over the whole nest."""
     return tuple(sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role])
+
+
+def macs_per_output(nest: LoopNest) -> int:
+    """MACs accumulated into one output element: the product of the reduction dimensions."""
+    return prod(nest.dims[d] for d in nest.reduction_dims)
 
 
 def random_operands(layer: Layer, dtype: Dtype, seed: int) -> Operands:
@@ -92,8 +98,7 @@ def tolerance(layer: Layer, operands: Operands) -> np.ndarray | None:
     """Allowed absolute error per output element (None: exact comparison)."""
     if operands.exact:
         return None
-    terms = layer.macs // int(np.prod(tensor_shape(layer.loop_nest(), "output")))
-    k = terms + 1
+    k = macs_per_output(layer.loop_nest()) + 1
     gamma = k * FP32_UNIT_ROUNDOFF / (1 - k * FP32_UNIT_ROUNDOFF)
     magnitude = reference_output(layer, np.abs(operands.input.astype(np.float64)),
                                  np.abs(operands.weight.astype(np.float64)))

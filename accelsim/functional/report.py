@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from accelsim.functional.datapath import DatapathValues
-from accelsim.mapping.compile import CompiledMapping
+from accelsim.functional.operands import macs_per_output
 
 EXAMPLES = 5  # wrong outputs listed with their coordinates (and steps/PEs of a duplicated MAC)
 LOCATED = 3  # missing / duplicated MACs located in the schedule
@@ -83,7 +83,7 @@ def build_report(values: DatapathValues, expected: np.ndarray, tolerance: np.nda
         coords = ", ".join(f"{n}={v}" for n, v in zip(out_names, i))
         shown = f"{got[i]}" if written[i] else "<never written>"
         wrong_list.append(f"output[{coords}]: expected {expected[i]}, got {shown} "
-                          f"({int(values.dram_out_macs[i])} of {_macs_per_output(cm)} MACs reached it; "
+                          f"({int(values.dram_out_macs[i])} of {macs_per_output(nest)} MACs reached it; "
                           f"{_computed_by(values, i)})")
     cov = values.coverage
     missing_pts = np.argwhere(cov == 0)
@@ -106,11 +106,6 @@ def build_report(values: DatapathValues, expected: np.ndarray, tolerance: np.nda
         macs_in_output=int(values.dram_out_macs[written].sum()),
         problems=dict(values.log.events), problem_messages=messages,
     )
-
-
-def _macs_per_output(cm: CompiledMapping) -> int:
-    red = set(cm.nest.reduction_dims)
-    return int(np.prod([n for d, n in cm.nest.dims.items() if d in red]))
 
 
 def _described(values: DatapathValues, points: np.ndarray, missing: bool) -> list[str]:

@@ -123,16 +123,16 @@ class DramRequestWriter:
     def _read_boxes(self, tile: int) -> list[tuple[str, Box]]:
         """The boxes the read of L2 tile ``tile`` fetches (operands: outside the previous tile)."""
         out = []
-        self.tiles = self.tiles_of()
+        tiles = self.tiles_of()
         while self.seen <= tile:
-            td = self.tiles[self.seen]
+            td = tiles[self.seen]
             for role in OPERANDS:
                 if td.boxes and self.seen == tile and td.read_words[role]:
                     out += [(role, b) for b in box_minus(td.boxes[role], self.prev[role])]
                 if td.boxes:
                     self.prev[role] = td.boxes[role]
             self.seen += 1
-        td = self.tiles[tile]
+        td = tiles[tile]
         if td.read_words["output"]:
             out.append(("output", td.boxes["output"]))
         for role in ("input", "weight", "output"):

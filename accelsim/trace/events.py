@@ -36,6 +36,7 @@ FORMATS = ("perfetto", "parquet", "csv", "dram")
 COMPONENT_GROUPS = ("dram", "distribution_noc", "reduction_noc", "pe_array", "pe", "buffers")
 BUFFERS = ("l2", "l1_operand", "l1_output")
 STALL_PREFIX = "stall_"
+BANDWIDTH_KINDS = ("transfer", "read", "write")  # kinds that move words over a network or DRAM
 
 
 class TraceEvent(NamedTuple):

@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from accelsim.trace.events import STALL_PREFIX, CounterSample, TraceEvent
+from accelsim.trace.events import BANDWIDTH_KINDS, STALL_PREFIX, CounterSample, TraceEvent
 
 PID = 1
 TRACKS = {  # component (and packets) -> (tid, track name)
@@ -25,7 +25,6 @@ TRACKS = {  # component (and packets) -> (tid, track name)
     "pe_array": (6, "pe_array"),
 }
 PE_TID_BASE = 100
-BANDWIDTH_KINDS = ("transfer", "read", "write")
 
 
 def _dumps(obj) -> str:

@@ -16,13 +16,12 @@ import numpy as np
 
 from accelsim.errors import InputError
 from accelsim.sim.results import STALL_CAUSES
-from accelsim.trace.events import BUFFERS, STALL_PREFIX
+from accelsim.trace.events import BANDWIDTH_KINDS, BUFFERS, STALL_PREFIX
 from accelsim.trace.run import META_FILE
 from accelsim.trace.table import read_table
 
 FIGURES = ("pe_utilization.png", "bandwidth.png", "buffers.png", "stalls.png", "overview.png")
 NETWORKS = ("distribution_noc", "reduction_noc", "dram")
-BANDWIDTH_KINDS = {"transfer", "read", "write"}
 COLORS = {"compute": "tab:green", "distribution_noc": "tab:blue", "reduction_noc": "tab:purple", "dram": "tab:red"}
 STALL_COLORS = {"compute": "tab:olive", "distribution_noc": "tab:blue", "reduction": "tab:purple", "dram": "tab:red"}
 
@@ -98,7 +97,7 @@ def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None)
         for cause in STALL_CAUSES:
             sel = array & (kind == STALL_PREFIX + cause)
             binned.add(STALL_PREFIX + cause, start[sel], end[sel], (end - start)[sel].astype(float))
-        moving = np.isin(kind, list(BANDWIDTH_KINDS))
+        moving = np.isin(kind, BANDWIDTH_KINDS)
         for net in NETWORKS:
             sel = moving & (comp == net)
             binned.add(net, start[sel], end[sel], words[sel].astype(float))

@@ -31,7 +31,7 @@ class _Table:
     """Rows of one record type, buffered up to ROWS_PER_GROUP and then written out."""
 
     def __init__(self, path: Path, columns: tuple[str, ...], parquet: bool):
-        self.path, self.columns, self.parquet = path, columns, parquet
+        self.columns, self.parquet = columns, parquet
         self.rows: list[tuple] = []
         self.writer = None
         if parquet:
