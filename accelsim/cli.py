@@ -68,14 +68,18 @@ def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | 
     return hw, name, jobs
 
 
+@contextmanager
 def _progress_bar(progress: bool | None, total_layers: int, name: str):
-    """A tqdm bar over layers on stderr (default: when stderr is a terminal), or None."""
+    """A tqdm bar over layers on stderr (default: when stderr is a terminal): yields the
+    per-layer callback that advances it, or None when no bar is shown."""
     show = progress if progress is not None else sys.stderr.isatty()
     if not show or total_layers <= 1:
-        return None
+        yield None
+        return
     from tqdm import tqdm
 
-    return tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name)
+    with tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name) as bar:
+        yield lambda done: bar.update(1)
 
 
 def _write_csv(rows: list[dict], path: str) -> None:
@@ -145,6 +149,15 @@ def _format_table(result: NetworkResult) -> str:
     return "\n".join(lines)
 
 
+# --set, --json and --csv as simulate and analyze take them
+_set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                           help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
+_json_option = click.option("--json", "json_out", type=click.Path(dir_okay=False),
+                            help="Write per-layer results as a JSON list.")
+_csv_option = click.option("--csv", "csv_out", type=click.Path(dir_okay=False),
+                           help="Write per-layer results as CSV (MAESTRO column names).")
+
+
 @main.command()
 @_job_inputs("Simulate", hw_required=False)
 @click.option("--scalesim-config", type=click.Path(dir_okay=False),
@@ -153,10 +166,9 @@ def _format_table(result: NetworkResult) -> str:
               help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config).")
 @click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
               help="realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write per-layer results as a JSON list.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write per-layer results as CSV (MAESTRO column names).")
+@_set_option
+@_json_option
+@_csv_option
 @click.option("--allow-overflow", is_flag=True, help="Simulate mappings whose tiles do not fit their buffers (warns).")
 @click.option("--per-pe", is_flag=True, help="One event per PE and packet (slow; the reference for the grouped mode).")
 @click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
@@ -204,10 +216,8 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
         _fail(f"{trace_dir}: directory is not empty; choose another or pass --force to write into it")
     try:
         hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        bar = _progress_bar(progress, len(jobs), name)
-        advance = (lambda done: bar.update(1)) if bar is not None else None
         reports = []
-        with _overflow_warnings():
+        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
             if functional:
                 options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
                 result, reports = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, advance)
@@ -219,8 +229,6 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
                 config = TraceConfig.parse(trace_format, trace_detail, trace_components)
                 result = trace_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), Path(trace_dir), config,
                                     allow_overflow, advance)
-        if bar is not None:
-            bar.close()
     except InputError as exc:
         _fail(str(exc))
     results = result.layers
@@ -244,10 +252,9 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
 @click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
               help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
                    "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write per-layer results as a JSON list.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write per-layer results as CSV (MAESTRO column names).")
+@_set_option
+@_json_option
+@_csv_option
 @click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
 @click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
 def analyze(hw_ref, mapping_path, network, style, layer, mode, overrides, json_out, csv_out, allow_overflow,
@@ -292,10 +299,8 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
     _check_output(csv_out, force)
     try:
         config, topology = read_scalesim_config(config_path), read_topology(topology_path)
-        bar = _progress_bar(progress, len(topology.layers), topology.name)
-        results = simulate_scalesim(config, topology, (lambda done: bar.update(1)) if bar is not None else None)
-        if bar is not None:
-            bar.close()
+        with _progress_bar(progress, len(topology.layers), topology.name) as advance:
+            results = simulate_scalesim(config, topology, advance)
     except InputError as exc:
         _fail(str(exc))
     click.echo(format_scalesim_table(config, topology, results))
@@ -338,13 +343,9 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
         if scalesim_report is not None and layer is not None:
             all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
             network_layers = [j.layer.name for j in all_jobs]
-        bar = _progress_bar(progress, len(jobs), name)
-        advance = (lambda done: bar.update(1)) if bar is not None else None
-        with _overflow_warnings():
+        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
             result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
                                   allow_overflow, attribution, advance)
-        if bar is not None:
-            bar.close()
     except InputError as exc:
         _fail(str(exc))
     click.echo(format_comparison(result, detail=not brief))

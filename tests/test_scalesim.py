@@ -267,9 +267,10 @@ def test_hand_derived_compute_cycles_4x4(tmp_path, dataflow, expected):
 
 def test_fold_fill_drain_is_paid_once_per_fold_when_t_is_chunked(tmp_path):
     """ws, GEMM M=2000, N=5, K=3 on 4 x 4 with 1 kB per SRAM (3072 B of L2, double-buffered:
-    1536 words per tile). A fold streams T = M = 2000 in chunks: a tile holds 4 t inputs, 16
-    weights and 4 t outputs, 8 t + 16 <= 1536 -> t < 2000, so a fold takes several steps. Two
-    folds (N=5 over 4 columns) x (2000 + 2*4 + 4 - 2) = 2 x 2010 = 4020 compute cycles.
+    1536 words per tile). A fold streams T = M = 2000 in chunks: a tile holds 3 t inputs (K = 3
+    rows), 3 x 4 = 12 weights and 4 t outputs, 7 t + 12 <= 1536 -> halving from 2000 gives
+    t = 125, so a fold takes 16 steps. Two folds (N=5 over 4 columns) x (2000 + 2*4 + 4 - 2) =
+    2 x 2010 = 4020 compute cycles.
     """
     c = config(tmp_path, dataflow="ws", sram_kb=(1, 1, 1))
     (r,) = simulate_scalesim(c, gemm_topology(("g", 2000, 5, 3)))

@@ -36,7 +36,7 @@ from accelsim.api import Job
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
-from accelsim.mapping.compile import buffer_needs_bytes, check_fits, compile_mapping
+from accelsim.mapping.compile import CompiledMapping, buffer_needs_bytes, check_fits, compile_mapping
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.topology import ScaleSimLayer, ScaleSimTopology
 from accelsim.sim.engine import SystolicFold
@@ -120,8 +120,10 @@ def hardware_spec(config: ScaleSimConfig, l1_size_bytes: int = UNBOUNDED_L1_BYTE
     })
 
 
-def _fitting_dataflow(config: ScaleSimConfig, layer: Layer, hw: HardwareSpec, source: str) -> list[Directive]:
-    """The mapping with the largest chunk of T (T, T/2, T/4, ... rounded up) whose L2 tile fits."""
+def _fitting_dataflow(config: ScaleSimConfig, layer: Layer, hw: HardwareSpec, source: str
+                      ) -> tuple[list[Directive], CompiledMapping]:
+    """The mapping with the largest chunk of T (T, T/2, T/4, ... rounded up) whose L2 tile fits,
+    and its compiled form."""
     streamed = layer.sizes[PLACEMENT[config.dataflow][2]]
     chunk = streamed
     while True:
@@ -129,7 +131,7 @@ def _fitting_dataflow(config: ScaleSimConfig, layer: Layer, hw: HardwareSpec, so
         cm = compile_mapping(layer, dataflow, hw.num_pes, source=source)
         if not check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered):
-            return dataflow
+            return dataflow, cm
         if chunk == 1:
             raise InputError(f"layer {layer.name!r}: even one {config.dataflow} fold of the "
                              f"{config.array_rows}x{config.array_cols} array does not fit the "
@@ -154,8 +156,7 @@ def translate(config: ScaleSimConfig, topology: ScaleSimTopology) -> ScaleSimRun
     source = f"SCALE-Sim {config.dataflow} mapping of {topology.source}"
     for sl in topology.layers:
         layer = gemm_layer(sl, topology.source)
-        dataflow = _fitting_dataflow(config, layer, probe, source)
-        cm = compile_mapping(layer, dataflow, probe.num_pes, source=source)
+        dataflow, cm = _fitting_dataflow(config, layer, probe, source)
         l1_bytes = max(l1_bytes, buffer_needs_bytes(cm, 1, True, True)[0])
         jobs.append(Job(layer, tuple(dataflow), source))
     shapes = tuple(fold_shape(config, sl) for sl in topology.layers)

@@ -18,6 +18,7 @@ from accelsim.api import Job, jobs_from_network, prepare
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.maestro_format import layer_from_maestro, parse_maestro
+from accelsim.mapping.styles import _pow2_at_most
 from accelsim.sim.results import LayerResult
 from accelsim.validation.runner import ANALYTICAL, RUNS, SIMULATOR, RunPlan, simulator_model
 
@@ -86,13 +87,6 @@ def job_from_maestro_text(text: str) -> Job:
     mf = parse_maestro(text, "<paper check>")
     ml = mf.layers[0]
     return Job(layer_from_maestro(ml, "<paper check>"), ml.dataflow, "<paper check>")
-
-
-def _pow2_at_most(n: float) -> int:
-    p = 1
-    while p * 2 <= n:
-        p *= 2
-    return p
 
 
 # ----- FLASH Table 5 ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from accelsim.compare.metrics import CYCLE_TOLERANCE
 from accelsim.validation.paper_checks import PaperCheck, StyleForm
-from accelsim.validation.runner import ACCESS_COLUMNS, COLUMNS
+from accelsim.validation.runner import ACCESS_COLUMNS, COLUMNS, RUNS
 from accelsim.validation.scenarios import ScenarioSet
 
 PLOTS = {
@@ -22,7 +22,7 @@ PLOTS = {
     "error_by_type_and_style.png": "Cycle error by layer type and dataflow style",
     "stall_breakdown.png": "Stall breakdown per scenario (simulator, realistic mode)",
 }
-RUN_LABELS = ("simulator realistic", "simulator maestro", "analytical maestro")
+RUN_LABELS = tuple(f"{model} {mode}" for model, mode in RUNS)
 
 
 @dataclass(frozen=True)
