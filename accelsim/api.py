@@ -104,13 +104,20 @@ def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
 
 
 def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
-             allow_overflow: bool = False, progress: Callable[[LayerResult], None] | None = None) -> NetworkResult:
-    """Simulate every job in order. All jobs are compiled and checked first, so a bad layer
-    is reported before any simulation time is spent; ``progress`` gets each layer's result."""
-    compiled = [prepare(job, hw, allow_overflow) for job in jobs]
+             allow_overflow: bool = False, progress: Callable[[LayerResult], None] | None = None,
+             run_layer: Callable[[int, CompiledMapping], LayerResult] | None = None,
+             check: Callable[[CompiledMapping], None] | None = None) -> NetworkResult:
+    """Simulate every job in order. All jobs are compiled and checked first (``check``: a
+    further check raising InputError), so a bad layer is reported before any simulation time
+    is spent; ``progress`` gets each layer's result. ``run_layer(index, compiled)`` replaces
+    the plain simulation (tracing, functional runs)."""
+    compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
+    if check is not None:
+        for cm in compiled:
+            check(cm)
     results = []
-    for cm in compiled:
-        results.append(simulate_layer(cm, hw, options))
+    for index, cm in enumerate(compiled):
+        results.append(simulate_layer(cm, hw, options) if run_layer is None else run_layer(index, cm))
         if progress is not None:
             progress(results[-1])
     return NetworkResult(network, results)
@@ -132,17 +139,14 @@ def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, opt
     """Like :func:`run_jobs`, with values riding on the transfers and each layer's output
     checked (see :mod:`accelsim.functional`); ``options.check_legality=False`` also compiles
     mappings that fail the coverage checks. Layers too large for it are refused up front."""
-    compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
-    for cm in compiled:
-        check_size(cm)
-    results, reports = [], []
-    for cm in compiled:
+    reports: list[FunctionalReport] = []
+
+    def run_layer(index: int, cm: CompiledMapping) -> LayerResult:
         result, report = simulate_functional(cm, hw, options, dtype, seed)  # type: ignore[arg-type]
-        results.append(result)
         reports.append(report)
-        if progress is not None:
-            progress(result)
-    return NetworkResult(network, results), reports
+        return result
+
+    return run_jobs(network, jobs, hw, options, allow_overflow, progress, run_layer, check_size), reports
 
 
 def simulate_network(network: str, hw: str | HardwareSpec, style: str, mode: str = "realistic",

@@ -30,7 +30,7 @@ from accelsim.mapping.styles import style_mapping
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.sim.results import STALL_CAUSES
 from accelsim.trace import TraceConfig, trace_jobs, trace_layer
-from accelsim.trace.dram_requests import base_addresses, box_minus, box_words, tensor_extents
+from accelsim.trace.dram_requests import base_addresses, box_minus, box_words
 from accelsim.trace.events import COMPONENT_GROUPS
 from accelsim.workload.ops import Layer
 
@@ -219,7 +219,7 @@ def test_dram_trace_is_dramsim3_format_and_covers_every_byte(tmp_path):
     assert bases["input"] == 0 and bases["weight"] % 4096 == 0 and bases["output"] % 4096 == 0
     burst = hw.dram.burst_bytes
     for role, op in (("input", "READ"), ("weight", "READ"), ("output", "WRITE")):
-        size = box_words(([0] * 4, [e - 1 for e in tensor_extents(cm.nest, role)])) * hw.word_size_bytes
+        size = box_words(([0] * 4, [e - 1 for e in cm.nest.extents(role)])) * hw.word_size_bytes
         wanted = set(range(bases[role] // burst * burst, bases[role] + size, burst))
         got = {a for a, o, _ in parsed if o == op and bases[role] <= a + burst - 1 and a < bases[role] + size}
         assert got == wanted, role

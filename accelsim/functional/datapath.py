@@ -36,12 +36,12 @@ from math import prod
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from accelsim.functional.operands import Operands, tensor_shape
+from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.steps import loop_indices, step_boxes
 from accelsim.workload.ops import OpType
 from accelsim.sim.profile import (
-    OPERANDS, ScheduleProfile, StepDemand, _output_loop_structure, _tensor_box,
+    OPERANDS, ScheduleProfile, StepDemand, output_loop_structure, tensor_box,
 )
 
 MAX_LOGGED_PER_KIND = 5  # problem messages kept per kind (all are counted)
@@ -128,8 +128,8 @@ class DatapathValues:
         self.acc_dtype = operands.accumulator
         steps = cm.steps
         self.sb = step_boxes(cm, 0, steps)
-        self.boxes = {role: _tensor_box(cm, role, self.sb) for role in nest.tensors}
-        run_steps, outer_red = _output_loop_structure(cm)
+        self.boxes = {role: tensor_box(cm, role, self.sb) for role in nest.tensors}
+        run_steps, outer_red = output_loop_structure(cm)
         t = np.arange(steps, dtype=np.int64)
         self.run_start = t % run_steps == 0
         self.run_end = ((t + 1) % run_steps == 0) | (t == steps - 1)
@@ -148,7 +148,7 @@ class DatapathValues:
         self.views: dict[int, _StepView] = {}
         # DRAM
         self.dram = {"input": operands.input, "weight": operands.weight}
-        out_shape = tensor_shape(nest, "output")
+        out_shape = nest.extents("output")
         self.dram_out = np.zeros(out_shape, dtype=self.acc_dtype)
         self.dram_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.dram_out_written = np.zeros(out_shape, dtype=bool)

@@ -53,11 +53,6 @@ class Operands:
         return np.int64 if self.exact else np.float32
 
 
-def tensor_shape(nest: LoopNest, role: str) -> tuple[int, ...]:
-    """Extent of every index axis of tensor ``role`` over the whole nest."""
-    return tuple(sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role])
-
-
 def macs_per_output(nest: LoopNest) -> int:
     """MACs accumulated into one output element: the product of the reduction dimensions."""
     return prod(nest.dims[d] for d in nest.reduction_dims)
@@ -70,7 +65,7 @@ def random_operands(layer: Layer, dtype: Dtype, seed: int) -> Operands:
     rng = np.random.default_rng(seed)
     arrays = []
     for role in ("input", "weight"):
-        shape = tensor_shape(nest, role)
+        shape = nest.extents(role)
         if dtype == "fp32":
             arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(np.float32))
         else:

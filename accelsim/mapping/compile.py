@@ -326,7 +326,7 @@ def _check_coverage(level: Level, source: str) -> None:
 
 def _footprint(nest: LoopNest, role: str, sizes: dict[str, int]) -> int:
     """Words of tensor ``role`` touched by a box of ``sizes`` per dimension."""
-    return prod(sum(c * (sizes[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role])
+    return prod(nest.extents(role, sizes))
 
 
 def nominal_tile_words(cm: CompiledMapping) -> tuple[dict[str, int], dict[str, int]]:

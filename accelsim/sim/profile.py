@@ -99,7 +99,7 @@ class ProfileOptions:
 
 
 # ------------------------------------------------------------------------------------------
-def _tensor_box(cm: CompiledMapping, role: str, sb: StepBoxes) -> tuple[np.ndarray, np.ndarray]:
+def tensor_box(cm: CompiledMapping, role: str, sb: StepBoxes) -> tuple[np.ndarray, np.ndarray]:
     """lo/hi index per tensor axis: arrays (axes, steps, pes)."""
     lo, hi = [], []
     for axis in cm.nest.tensors[role]:
@@ -162,7 +162,7 @@ class _Carry:
         self.run_active = np.zeros(pes, dtype=bool)
 
 
-def _output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
+def output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
     """(steps per output run, indices of reduction loops outside the innermost output loop)."""
     flags = cm.loop_kind_flags()
     out_loops = [i for i, (out, _) in enumerate(flags) if out]
@@ -177,7 +177,7 @@ class VisitOrder:
     (the read-after-write dependency of a read-back)."""
 
     def __init__(self, cm: CompiledMapping):
-        self.run_steps, outer_red = _output_loop_structure(cm)
+        self.run_steps, outer_red = output_loop_structure(cm)
         strides = loop_strides(cm)
         # per outer reduction loop, innermost first: (stride, trips, steps back to the
         # previous visit when this is the innermost such loop past its first iteration)
@@ -218,7 +218,7 @@ class ScheduleProfile:
         """(demand, repeat) for the whole schedule, consecutive equal demands merged."""
         cm = self.cm
         total = cm.steps
-        run_steps, outer_red = _output_loop_structure(cm)
+        run_steps, outer_red = output_loop_structure(cm)
         chunk = max(1, MAX_CHUNK_ELEMENTS // max(cm.used_pes, 1))
         carry = _Carry(cm)
         pending: StepDemand | None = None
@@ -255,7 +255,7 @@ class ScheduleProfile:
         boxes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         footprint = np.zeros((n, pes), dtype=np.int64)
         for role in cm.nest.tensors:
-            lo, hi = _tensor_box(cm, role, sb)
+            lo, hi = tensor_box(cm, role, sb)
             footprint += np.where(act, _volume(lo, hi), 0)
             clo, chi = carry.boxes[role]
             boxes[role] = (np.concatenate([clo[:, None, :], lo], axis=1), np.concatenate([chi[:, None, :], hi], axis=1))
@@ -442,7 +442,7 @@ def _tile_demands(cm: CompiledMapping, l2_capacity_words: int) -> tuple[list[Til
     for first in range(0, n, chunk):
         sb = step_boxes(top, first, min(chunk, n - first))
         for role in nest.tensors:
-            lo, hi = _tensor_box(cm, role, sb)
+            lo, hi = tensor_box(cm, role, sb)
             parts[role].append((np.where(sb.active[None], lo, big).min(axis=2),
                                 np.where(sb.active[None], hi, -1).max(axis=2)))
         any_active.append(sb.active.any(axis=1))
@@ -476,10 +476,9 @@ def _tile_demands(cm: CompiledMapping, l2_capacity_words: int) -> tuple[list[Til
 def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -> list[TileDemand]:
     """TileDemands of consecutive L2 tiles (boxes per tensor, indexed by the view's loops)."""
     nest = view.nest
-    full = {role: [sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in axes]
-            for role, axes in nest.tensors.items()}
+    full = {role: nest.extents(role) for role in nest.tensors}
     n = len(valid)
-    run_steps, outer_red = _output_loop_structure(view)
+    run_steps, outer_red = output_loop_structure(view)
     visits = VisitOrder(view)
     idx = [i.tolist() for i in loop_indices(view, np.arange(n, dtype=np.int64))]
     lists = {role: (lo.T.tolist(), hi.T.tolist()) for role, (lo, hi) in tile_boxes.items()}

@@ -30,17 +30,12 @@ TENSOR_ALIGN_BYTES = 4096
 Box = tuple[list[int], list[int]]  # inclusive lo, hi per tensor axis
 
 
-def tensor_extents(nest: LoopNest, role: str) -> list[int]:
-    """Size of each index axis of a tensor (largest index + 1)."""
-    return [sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role]]
-
-
 def base_addresses(nest: LoopNest, word_size_bytes: int) -> dict[str, int]:
     """Byte address of each tensor's first element (see module docstring)."""
     bases, at = {}, 0
     for role in ("input", "weight", "output"):
         bases[role] = at
-        end = at + prod(tensor_extents(nest, role)) * word_size_bytes
+        end = at + prod(nest.extents(role)) * word_size_bytes
         at = -(-end // TENSOR_ALIGN_BYTES) * TENSOR_ALIGN_BYTES
     return bases
 
@@ -74,7 +69,7 @@ class TensorLayout:
 
     def __init__(self, nest: LoopNest, role: str, base: int, word_size_bytes: int):
         self.order = nest.layout(role)  # axes, outermost first
-        extents = tensor_extents(nest, role)
+        extents = nest.extents(role)
         self.stride = [0] * len(extents)
         step = word_size_bytes
         for axis in reversed(self.order):

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.api import Job, prepare
+from accelsim.api import Job, run_jobs
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
@@ -112,11 +112,7 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
 def trace_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions, trace_dir: Path,
                config: TraceConfig, allow_overflow: bool = False,
                progress: Callable[[LayerResult], None] | None = None) -> NetworkResult:
-    """Like :func:`accelsim.api.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
-    compiled = [prepare(job, hw, allow_overflow) for job in jobs]
-    results = []
-    for index, cm in enumerate(compiled):
-        results.append(trace_layer(cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name), config))
-        if progress is not None:
-            progress(results[-1])
-    return NetworkResult(network, results)
+    """:func:`accelsim.api.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
+    return run_jobs(network, jobs, hw, options, allow_overflow, progress,
+                    lambda index, cm: trace_layer(cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name),
+                                                  config))

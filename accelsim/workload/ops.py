@@ -85,6 +85,12 @@ class LoopNest:
         out = {d for axis in self.tensors["output"] for d, _ in axis}
         return tuple(d for d in self.dims if d not in out)
 
+    def extents(self, role: str, sizes: Mapping[str, int] | None = None) -> tuple[int, ...]:
+        """Span of each index axis of tensor ``role`` (largest index + 1) over a box of ``sizes``
+        per dimension (default: the whole nest). A strided axis spans gaps too."""
+        sizes = self.dims if sizes is None else sizes
+        return tuple(sum(c * (sizes[d] - 1) for d, c in axis) + 1 for axis in self.tensors[role])
+
     def tensor_words(self, role: str) -> int:
         """Number of distinct elements of tensor ``role`` touched by the whole nest."""
         return prod(axis_distinct(axis, self.dims) for axis in self.tensors[role])
