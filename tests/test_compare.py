@@ -1,8 +1,8 @@
 """``accelsim compare``: metrics, agreement, the readers of MAESTRO's and SCALE-Sim's outputs,
 the ablation attribution of cycle gaps, and the command itself on a tiny mapping.
 
-Until a model is wired, tests stand in a fake model (the simulator in maestro mode, optionally
-off by a known amount) through the MODELS registry, so they test the machinery, not a model.
+Most tests stand in a fake model (the simulator in maestro mode) through the MODELS registry,
+so they test the machinery, not a model; one runs the real analytical model for the wiring.
 """
 
 from __future__ import annotations

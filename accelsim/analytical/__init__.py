@@ -6,7 +6,7 @@ with ``model="analytical"``; ``bound_violations(result)`` lists the lower bounds
 falls below.
 """
 
-from accelsim.bounds import bound_violations, compute_bound_cycles, dram_bound_cycles
+from accelsim.bounds import bound_violations
 from accelsim.analytical.model import analyze_layer
 
-__all__ = ["analyze_layer", "bound_violations", "compute_bound_cycles", "dram_bound_cycles"]
+__all__ = ["analyze_layer", "bound_violations"]

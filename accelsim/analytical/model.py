@@ -32,7 +32,7 @@ import numpy as np
 
 from accelsim.bounds import fill_bounds
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
-from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
+from accelsim.analytical.traffic import OPERANDS, StepCases, TileCases, step_cases, tile_cases
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.results import TENSORS, LayerResult, TensorAccesses
@@ -106,10 +106,9 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     cycles, busy, stall = _cycles(hw, rates, steps, tiles, systolic_fold)
     count = steps.cases.count
     macs = int((count * steps.macs).sum())
-    readback = steps.readback.total()
-    sent = int(sum((count * steps.sent[t].total()).sum() for t in ("input", "weight")) + (count * readback).sum())
-    delivered = int(sum((count * steps.delivered_words[t]).sum() for t in ("input", "weight"))
-                    + (count * readback).sum())
+    readback = int((count * steps.readback.total()).sum())
+    sent = sum(acc[t].l2_read for t in OPERANDS) + readback
+    delivered = sum(acc[t].l1_write for t in OPERANDS) + readback
     egress = int((count * steps.drain_pe_words).sum())
     energy = _energy(hw, macs, acc, delivered + egress)
     mpc = hw.pe_array.macs_per_pe_per_cycle
@@ -153,7 +152,7 @@ def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
     n = steps.cases.count
     macs = int((n * steps.macs).sum())
     acc = {t: TensorAccesses() for t in TENSORS}
-    for role in ("input", "weight"):
+    for role in OPERANDS:
         acc[role].l2_read = int((n * steps.sent[role].total()).sum())
         acc[role].l1_write = int((n * steps.delivered_words[role]).sum())
         acc[role].l1_read = macs

@@ -86,6 +86,21 @@ def output_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
     return innermost, [i for i in range(max(innermost, 0)) if flags[i][1]]
 
 
+def _previous_visit(trips: list[int], rep: np.ndarray, revisits: np.ndarray, inner: list[int],
+                    outer_red: list[int]) -> np.ndarray:
+    """Per case (rows of ``rep``, indices of loops of ``trips`` trips) that ``revisits`` its
+    output tile, how many iterations back the previous visit's run (over the ``inner`` loops)
+    ended: the same output loop indices with the outer reduction loops one earlier; 0 elsewhere."""
+    stride = [prod(trips[i + 1:]) for i in range(len(trips))]
+    run = prod(trips[i] for i in inner)
+    source = np.zeros(len(rep), dtype=np.int64)
+    for c in np.nonzero(revisits)[0]:
+        j = max(i for i in outer_red if rep[c, i] > 0)
+        back = stride[j] - sum((trips[i] - 1) * stride[i] for i in outer_red if i > j)
+        source[c] = back - run + 1
+    return source
+
+
 def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     """Evaluate every iteration case of the whole nest once."""
     points = loop_points(cm)
@@ -141,15 +156,8 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     drained = _packets(rows, skeys, svol[rows, pe], n, True)
     drain_pe_words = _packets(rows, skeys, svol[rows, pe], n, False).total()
     drains &= drain_pe_words > 0  # a run in which no PE worked drains nothing
-    # a read-back waits for the drain that ended the previous visit to its tile: the same
-    # output loop indices with the outer reduction loops one earlier, i.e. this many steps back
-    stride = [prod(loop.trips for loop in cm.loops[i + 1:]) for i in range(loops)]
-    run_steps = prod(cm.loops[i].trips for i in inner)
-    source = np.zeros(n, dtype=np.int64)
-    for c in np.nonzero(readback.total() > 0)[0]:
-        j = max(i for i in outer_red if cases.rep[c, i] > 0)
-        back = stride[j] - sum((cm.loops[i].trips - 1) * stride[i] for i in outer_red if i > j)
-        source[c] = back - run_steps + 1
+    # a read-back waits for the drain that ended the previous visit to its tile
+    source = _previous_visit([loop.trips for loop in cm.loops], cases.rep, readback.total() > 0, inner, outer_red)
     return StepCases(
         cases, classes, macs_pe.sum(axis=1), macs_pe.max(axis=1, initial=0), sent, delivered, readback,
         drained, drain_pe_words, drains, source, int(footprint.max(initial=0)),
@@ -163,15 +171,13 @@ class TileCases:
     and output words written back; ``tile_loops`` level-0 loops step from tile to tile."""
 
     cases: Cases
-    classes: list[list[LoopClass]]  # per tile loop, the classes ``cases`` combines
     read_words: dict[str, np.ndarray]
     write_words: np.ndarray
     read_runs: np.ndarray  # contiguous pieces the reads form in DRAM (all tensors)
     write_runs: np.ndarray
     partial_sums_source: np.ndarray  # tiles back to the write-back whose partial sums are read
     tile_loops: int
-    steps_per_tile: int
-    l2_required_words: int
+    l2_required_words: int  # the largest tile of one level-0 iteration: what L2 must hold at least
 
 
 def _top_level(cm: CompiledMapping) -> CompiledMapping:
@@ -205,7 +211,7 @@ def _delta_runs(cm: CompiledMapping, role: str, box: tuple, previous: tuple, has
     box where they differ along more than one axis), in the tensor's channel-last layout: the
     innermost axes a box spans whole merge into one piece with the next one out."""
     nest = cm.nest
-    full = [sum(c * (nest.dims[d] - 1) for d, c in axis) + 1 for axis in nest.tensors[role]]
+    full = nest.extents(role)
     lo, hi = box
     plo, phi = previous
     out = np.zeros(lo.shape[1], dtype=np.int64)
@@ -238,9 +244,9 @@ def tile_cases(cm: CompiledMapping, l2_capacity_words: int) -> TileCases:
         return cases, boxes, sum(volume(*b) for b in boxes.values())
 
     loops0 = len(top.loops)
-    minimum = int(tiles(loops0)[2].max())
+    finest = tiles(loops0)  # one level-0 iteration per tile: the smallest tiles
     for k in range(loops0 + 1):
-        cases, boxes, words = tiles(k)
+        cases, boxes, words = finest if k == loops0 else tiles(k)
         if words.max() <= l2_capacity_words or k == loops0:
             break
     n = len(cases)
@@ -272,15 +278,8 @@ def tile_cases(cm: CompiledMapping, l2_capacity_words: int) -> TileCases:
     ovol = volume(*boxes["output"])
     reads["output"] = np.where(start & revisit, ovol, 0)
     # partial sums read back from DRAM wait for the write-back of the previous visit's tile
-    stride = [prod(loop.trips for loop in top.loops[i + 1:k]) for i in range(k)]
-    run_tiles = prod(top.loops[i].trips for i in inner)
-    source = np.zeros(n, dtype=np.int64)
-    for c in np.nonzero(reads["output"] > 0)[0]:
-        j = max(i for i in outer_red if rep[c, i] > 0)
-        back = stride[j] - sum((top.loops[i].trips - 1) * stride[i] for i in outer_red if i > j)
-        source[c] = back - run_tiles + 1
+    source = _previous_visit([loop.trips for loop in top.loops[:k]], rep, reads["output"] > 0, inner, outer_red)
     oruns = _delta_runs(cm, "output", boxes["output"], boxes["output"], np.zeros(n, dtype=bool))
     runs += np.where(start & revisit, oruns, 0)
-    steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in top.loops[k:])
-    return TileCases(cases, classes[:k], reads, np.where(end, ovol, 0), runs, np.where(end, oruns, 0), source, k,
-                     steps_per_tile, minimum)
+    return TileCases(cases, reads, np.where(end, ovol, 0), runs, np.where(end, oruns, 0), source, k,
+                     int(finest[2].max()))

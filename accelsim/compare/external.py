@@ -36,7 +36,6 @@ _MAESTRO_COLUMNS = {
 _MAESTRO_SIZES = {"L1 SRAM Size Req (Bytes)": "l1_required_bytes", "L2 SRAM Size Req (Bytes)": "l2_required_bytes"}
 
 
-
 def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metrics]:
     """Metrics per layer name, in file order, from a MAESTRO result CSV.
 
