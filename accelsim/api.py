@@ -9,118 +9,22 @@ These are the functions the CLI calls; they are also the Python API::
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
-from accelsim.errors import MappingError
 from accelsim.functional import FunctionalReport, check_size, simulate_functional
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
-from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
-from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
-from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
-from accelsim.mapping.styles import style_mapping
-from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import LayerResult, NetworkResult
-from accelsim.workload.ops import Layer, OpType
-from accelsim.workload.tables import load_network
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.jobs import (Job, OverflowWarning, jobs_from_maestro, jobs_from_network, prepare,
+                                   to_maestro)
+from accelsim.model_options import check_mode
+from accelsim.results import LayerResult, NetworkResult
+from accelsim.sim.engine import SimOptions
+from accelsim.sim.network import run_jobs
 
-_MAESTRO_TYPE = {
-    OpType.CONV2D: "CONV", OpType.PWCONV: "PWCONV", OpType.FC: "FC",
-    OpType.DWCONV: "DSCONV", OpType.GEMM: "GEMM", OpType.RESADD: "RESADD",
-}
-
-
-class OverflowWarning(UserWarning):
-    """A mapping that does not fit its buffers was simulated anyway (--allow-overflow)."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One layer to simulate: the layer, its dataflow and where the dataflow came from."""
-
-    layer: Layer
-    dataflow: tuple[Directive, ...]
-    source: str
-
-
-def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
-    """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
-    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
-    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
-    problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                          hw.l1.double_buffered, hw.l2.double_buffered)
-    if problems:
-        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(problems)
-        if not allow_overflow:
-            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source)
-        warnings.warn(message, OverflowWarning, stacklevel=2)
-    return cm
-
-
-def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, list[Job]]:
-    """(network name, jobs) of a MAESTRO ``.m`` file, optionally one layer only."""
-    mf = load_maestro(path)
-    layers = _select(mf, layer, str(path))
-    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path)) for ml in layers]
-    return mf.network or Path(path).stem, jobs
-
-
-def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLayer]:
-    if layer is None:
-        return mf.layers
-    chosen = [ml for ml in mf.layers if ml.name == layer]
-    if not chosen:
-        raise MappingError(
-            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path)
-    return chosen
-
-
-def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | None = None) -> tuple[str, list[Job]]:
-    """(network name, jobs) of a bundled or YAML network mapped in a named style."""
-    net = load_network(network)
-    layers = [net.layer(layer)] if layer is not None else list(net.layers)
-    return net.name, [Job(l, tuple(style_mapping(style, l, hw)), f"style {style}") for l in layers]
-
-
-def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
-    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``)."""
-    layers = []
-    for job in jobs:
-        l = job.layer
-        dims = dict(l.sizes)
-        if l.op in (OpType.DWCONV, OpType.RESADD):
-            dims.pop("K")
-        if l.op is OpType.RESADD:
-            dims.pop("R")
-            dims.pop("S")
-        dataflow = tuple(
-            d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
-            for d in job.dataflow)
-        layers.append(MaestroLayer(l.name, _MAESTRO_TYPE[l.op], l.stride_y, l.stride_x, dims, dataflow, 0))
-    return MaestroFile(network, tuple(layers), "<generated>")
-
-
-def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
-             allow_overflow: bool = False, progress: Callable[[LayerResult], None] | None = None,
-             run_layer: Callable[[int, CompiledMapping], LayerResult] | None = None,
-             check: Callable[[CompiledMapping], None] | None = None) -> NetworkResult:
-    """Simulate every job in order. All jobs are compiled and checked first (``check``: a
-    further check raising InputError), so a bad layer is reported before any simulation time
-    is spent; ``progress`` gets each layer's result. ``run_layer(index, compiled)`` replaces
-    the plain simulation (tracing, functional runs)."""
-    compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
-    if check is not None:
-        for cm in compiled:
-            check(cm)
-    results = []
-    for index, cm in enumerate(compiled):
-        results.append(simulate_layer(cm, hw, options) if run_layer is None else run_layer(index, cm))
-        if progress is not None:
-            progress(results[-1])
-    return NetworkResult(network, results)
+__all__ = ["Job", "OverflowWarning", "analyze_jobs", "jobs_from_maestro", "jobs_from_network", "prepare",
+           "run_jobs", "run_jobs_functional", "simulate_maestro", "simulate_network", "to_maestro"]
 
 
 def analyze_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str = "maestro",
@@ -128,8 +32,9 @@ def analyze_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     """Estimate every job with the analytical model (:mod:`accelsim.analytical`)."""
     from accelsim.analytical import analyze_layer
 
+    checked = check_mode(mode)
     compiled = [prepare(job, hw, allow_overflow) for job in jobs]
-    return NetworkResult(network, [analyze_layer(cm, hw, mode) for cm in compiled])
+    return NetworkResult(network, [analyze_layer(cm, hw, checked) for cm in compiled])
 
 
 def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
@@ -154,7 +59,7 @@ def simulate_network(network: str, hw: str | HardwareSpec, style: str, mode: str
     """Simulate a network (bundled name or YAML path) under a named style."""
     spec = load_hardware(hw) if isinstance(hw, str) else hw
     name, jobs = jobs_from_network(network, style, spec, layer)
-    return run_jobs(name, jobs, spec, SimOptions(mode=mode))  # type: ignore[arg-type]
+    return run_jobs(name, jobs, spec, SimOptions(mode=check_mode(mode)))
 
 
 def simulate_maestro(path: str | Path, hw: str | HardwareSpec, mode: str = "realistic",
@@ -162,4 +67,4 @@ def simulate_maestro(path: str | Path, hw: str | HardwareSpec, mode: str = "real
     """Simulate the layers of a MAESTRO mapping file."""
     spec = load_hardware(hw) if isinstance(hw, str) else hw
     name, jobs = jobs_from_maestro(path, layer)
-    return run_jobs(name, jobs, spec, SimOptions(mode=mode), allow_overflow)  # type: ignore[arg-type]
+    return run_jobs(name, jobs, spec, SimOptions(mode=check_mode(mode)), allow_overflow)

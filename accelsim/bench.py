@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Iterator
 
-from accelsim.api import jobs_from_network, prepare
+from accelsim.mapping.jobs import jobs_from_network, prepare
 from accelsim.hw.loader import load_hardware
 from accelsim.sim.engine import SimOptions, simulate_layer
 

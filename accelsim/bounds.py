@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from accelsim.hw.spec import HardwareSpec
-from accelsim.sim.results import LayerResult
+from accelsim.results import LayerResult
 from accelsim.workload.ops import TENSOR_ROLES, Layer
 
 

@@ -25,7 +25,7 @@ from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.sim.engine import SimOptions
-from accelsim.sim.results import NetworkResult, write_json
+from accelsim.results import NetworkResult, write_json
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2

@@ -17,8 +17,9 @@ from accelsim.errors import MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import compile_mapping
-from accelsim.sim.engine import SimOptions, SystolicFold, simulate_layer
-from accelsim.sim.results import ACCESS_FIELDS, TENSORS, TensorAccesses
+from accelsim.model_options import SystolicFold
+from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.results import ACCESS_FIELDS, TENSORS, TensorAccesses
 from accelsim.workload.ops import Layer, OpType
 from test_properties import MAX_EXAMPLES, SETTINGS, random_cases, style_cases
 
@@ -146,7 +147,7 @@ def test_hand_derived_systolic_fold(fold, cycles, busy):
 def _scalesim_layers(cfg: str, topology: str):
     """(hw, fold rule, compiled layers) of a SCALE-Sim config and topology of the repository's
     validation/scalesim, translated as the validation runner does."""
-    from accelsim.api import prepare
+    from accelsim.mapping.jobs import prepare
     from accelsim.scalesim.config import read_scalesim_config
     from accelsim.scalesim.topology import read_topology
     from accelsim.scalesim.translate import translate
@@ -270,7 +271,7 @@ def test_marvel15_agrees_with_the_simulators_golden_numbers(style):
     within 2% (the issue's acceptance), for all 15 layers."""
     hw = load_hardware("eyeriss_like")
     golden = _golden_maestro()
-    from accelsim.api import jobs_from_network, prepare
+    from accelsim.mapping.jobs import jobs_from_network, prepare
 
     _, jobs = jobs_from_network("marvel15", style, hw)
     for job in jobs:

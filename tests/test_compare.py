@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accelsim.api import jobs_from_maestro
+from accelsim.mapping.jobs import jobs_from_maestro
 from accelsim.cli import main
 from accelsim.compare import CAUSES, MODELS, PARTS, Ablation, compare_jobs, metrics_of
 from accelsim.compare.attribution import ablate

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.api import jobs_from_network, prepare
+from accelsim.mapping.jobs import jobs_from_network, prepare
 from accelsim.hw.loader import load_hardware
 from accelsim.sim.engine import SimOptions, simulate_layer
 

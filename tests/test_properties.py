@@ -37,7 +37,7 @@ from accelsim.mapping.ast import ClusterDirective, MapDirective
 from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import LayerResult
+from accelsim.results import LayerResult
 from accelsim.workload.ops import Layer, OpType
 
 TENSORS = ("input", "weight", "output")

@@ -282,7 +282,7 @@ def test_fold_fill_drain_is_paid_once_per_fold_when_t_is_chunked(tmp_path):
 def test_fold_rule_gives_the_same_result_with_fast_forward(tmp_path, dataflow):
     """The fold overhead depends only on a step's demand, so steady-state blocks repeat it:
     identical cycles and stalls with and without fast-forward."""
-    from accelsim.api import run_jobs
+    from accelsim.sim.network import run_jobs
     from accelsim.scalesim.translate import translate
     from accelsim.sim.engine import SimOptions
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accelsim.api import jobs_from_maestro, jobs_from_network, prepare
+from accelsim.mapping.jobs import jobs_from_maestro, jobs_from_network, prepare
 from accelsim.cli import main
 from accelsim.errors import MappingError
 from accelsim.hw.loader import load_hardware
@@ -28,7 +28,7 @@ from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
 from accelsim.mapping.styles import style_mapping
 from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import STALL_CAUSES
+from accelsim.results import STALL_CAUSES
 from accelsim.trace import TraceConfig, trace_jobs, trace_layer
 from accelsim.trace.dram_requests import base_addresses, box_minus, box_words
 from accelsim.trace.events import COMPONENT_GROUPS

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from accelsim.cli import main
 from accelsim.hw.loader import load_hardware
-from accelsim.sim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
 from accelsim.validation import ValidationPaths, run_validation
 from accelsim.validation.report import ReportInputs, write_csv, write_report
 from accelsim.bounds import lower_bounds
@@ -73,7 +73,7 @@ def test_flash_tiled_mapping_keeps_every_pe_busy_while_computing():
     hw = load_hardware("flash_edge")
     tiles = flash_maeri_tiles(512, 256, 256, 256, 512, 102400)
     job = job_from_maestro_text(flash_maeri_tiled_text("VI", 512, 256, 256, tiles))
-    from accelsim.api import prepare
+    from accelsim.mapping.jobs import prepare
 
     cm = prepare(job, hw)
     assert cm.steps == 2048

@@ -35,12 +35,8 @@ from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
 from accelsim.analytical.traffic import OPERANDS, StepCases, TileCases, step_cases, tile_cases
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.results import TENSORS, LayerResult, TensorAccesses
-
-if TYPE_CHECKING:  # the option's type only; the model runs none of the simulator's code
-    from accelsim.sim.engine import SystolicFold
-
-Mode = Literal["maestro", "realistic"]
+from accelsim.model_options import Mode, SystolicFold
+from accelsim.results import TENSORS, LayerResult, TensorAccesses
 
 
 def _ceil_div(words: np.ndarray, per_cycle: float) -> np.ndarray:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from accelsim.sim.results import ACCESS_FIELDS, TENSORS, LayerResult
+from accelsim.results import ACCESS_FIELDS, TENSORS, LayerResult
 
 Metrics = dict[str, float]
 

@@ -11,10 +11,8 @@ from typing import TYPE_CHECKING, Callable
 
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.results import LayerResult
-
-if TYPE_CHECKING:
-    from accelsim.sim.engine import SystolicFold
+from accelsim.model_options import SystolicFold
+from accelsim.results import LayerResult
 
 Model = Callable[[CompiledMapping, HardwareSpec, str], LayerResult]
 

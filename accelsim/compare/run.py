@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.api import Job, prepare
+from accelsim.mapping.jobs import Job, prepare
 from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
 from accelsim.compare.metrics import Metrics, exceptions, metrics_of

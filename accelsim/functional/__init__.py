@@ -20,7 +20,7 @@ from accelsim.functional.report import FunctionalReport, build_report
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
-from accelsim.sim.results import LayerResult
+from accelsim.results import LayerResult
 
 MAX_MACS = 1 << 22  # 4,194,304 MACs
 MAX_PE_STEPS = 1 << 18  # 262,144 (step, PE) pairs

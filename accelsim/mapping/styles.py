@@ -45,7 +45,7 @@ def _c(size: int) -> ClusterDirective:
     return ClusterDirective(size, 0)
 
 
-def _pow2_at_most(n: int) -> int:
+def pow2_at_most(n: int) -> int:
     p = 1
     while p * 2 <= n:
         p *= 2
@@ -72,12 +72,12 @@ def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directi
 def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
     if layer.op is OpType.GEMM:
-        lam = min(_pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
+        lam = min(pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
         return [_s(1, 1, "N"), _t(lam * t, lam * t, "K"), _t(1, 1, "M"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     if layer.op is OpType.DWCONV:
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
-    lam = u or min(_pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
+    lam = u or min(pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
     return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
             _t(s["S"], layer.stride_x, "X"), _c(lam), _s(t, t, "C")]
 
@@ -165,7 +165,7 @@ def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     if layer.op is OpType.RESADD:
         return s["C"]
     if layer.op is OpType.GEMM:
-        return {"nvdla_like": max(1, s["K"] // min(_pow2_at_most(min(64, hw.num_pes)), s["K"])),
+        return {"nvdla_like": max(1, s["K"] // min(pow2_at_most(min(64, hw.num_pes)), s["K"])),
                 "eyeriss_like": max(1, s["K"] // min(12, hw.num_pes, s["K"])),
                 "shidiannao_like": s["K"], "tpu_like": s["M"],
                 "maeri_like": min(s["K"], hw.num_pes)}[style]

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from accelsim.api import prepare
+from accelsim.mapping.jobs import prepare
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.topology import ScaleSimTopology
 from accelsim.scalesim.translate import FoldShape, ScaleSimRun, translate
 from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import LayerResult
+from accelsim.results import LayerResult
 
 
 @dataclass

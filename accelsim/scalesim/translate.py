@@ -32,14 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from accelsim.api import Job
+from accelsim.mapping.jobs import Job
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import CompiledMapping, buffer_needs_bytes, check_fits, compile_mapping
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.topology import ScaleSimLayer, ScaleSimTopology
-from accelsim.sim.engine import SystolicFold
+from accelsim.model_options import SystolicFold
 from accelsim.workload.ops import Layer, OpType
 
 STATIONARY = {"os": "output", "ws": "weight", "is": "input"}

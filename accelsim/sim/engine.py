@@ -44,9 +44,9 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
-from accelsim.sim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+from accelsim.model_options import Mode, SystolicFold
+from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
 
-Mode = Literal["realistic", "maestro"]
 MIN_BLOCK_STEPS = 4  # fewest identical steps worth executing as one steady-state block
 # The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
 # ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
@@ -98,7 +98,7 @@ class SimOptions:
     check_legality: bool = True
     ideal: frozenset[str] = frozenset()  # IDEAL_EFFECTS idealized in realistic mode
     # SCALE-Sim's per-fold fill/drain of a systolic array (SystolicFold); None: off
-    systolic_fold: "SystolicFold | None" = None
+    systolic_fold: SystolicFold | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.ideal) - set(IDEAL_EFFECTS))
@@ -109,29 +109,6 @@ class SimOptions:
     def idealized(self) -> frozenset[str]:
         """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
         return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
-
-
-@dataclass(frozen=True)
-class SystolicFold:
-    """SCALE-Sim's fold timing rule for a systolic array (see :mod:`accelsim.scalesim.translate`).
-
-    A fold is the run of steps over one tile of the ``stationary`` tensor (``weight`` for
-    SCALE-Sim's ws, ``input`` for is, ``output`` for os). Each fold pays ``fill_drain_cycles``
-    of compute on top of its streamed MACs (os: rows + cols - 2; ws and is: 2 rows + cols - 2),
-    charged to the step that loads a new stationary tile (input, weight) or drains it
-    (output). Steps never overlap on the array, so neither do folds.
-    """
-
-    stationary: Literal["input", "weight", "output"]
-    fill_drain_cycles: int
-
-    def overhead_cycles(self, demand: StepDemand) -> int:
-        """Fill/drain cycles this step adds: ``fill_drain_cycles`` at a fold boundary, else 0."""
-        if self.stationary == "output":
-            boundary = demand.drain_groups > 0
-        else:
-            boundary = getattr(demand, self.stationary).words > 0
-        return self.fill_drain_cycles if boundary else 0
 
 
 class Milestones:
@@ -289,7 +266,7 @@ class LayerSimulation:
         level = getattr(self.sink, "level", None)
         if level is None:
             return simpy.Container(self.env, capacity=capacity, init=capacity)
-        from accelsim.trace.slots import ObservedSlots
+        from accelsim.sim.slots import ObservedSlots
 
         return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity))
 
@@ -533,7 +510,8 @@ class LayerSimulation:
             stalls = [int(dram_part), int(waited - dram_part - held_part), 0]  # dram, noc, reduction
             cycles = ceil(demand.max_pe_macs / mpc)
             if fold is not None:
-                cycles += fold.overhead_cycles(demand)
+                cycles += fold.overhead_cycles(demand.drain_groups > 0, {"input": demand.input.words,
+                                                                          "weight": demand.weight.words})
             if self.options.per_pe:
                 for pe, macs in enumerate(demand.pe_macs):
                     if macs:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from accelsim.errors import InputError
-from accelsim.sim.results import STALL_CAUSES
+from accelsim.results import STALL_CAUSES
 from accelsim.trace.events import BANDWIDTH_KINDS, BUFFERS, STALL_PREFIX
 from accelsim.trace.run import META_FILE
 from accelsim.trace.table import read_table

@@ -14,11 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.api import Job, run_jobs
+from accelsim.mapping.jobs import Job
+from accelsim.sim.network import run_jobs
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
-from accelsim.sim.results import LayerResult, NetworkResult
+from accelsim.results import LayerResult, NetworkResult
 from accelsim.trace.dram_requests import DramRequestWriter, base_addresses
 from accelsim.trace.events import BUFFERS, TraceConfig, TraceRecorder, TraceWriter
 from accelsim.trace.perfetto import PerfettoWriter
@@ -112,7 +113,7 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
 def trace_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions, trace_dir: Path,
                config: TraceConfig, allow_overflow: bool = False,
                progress: Callable[[LayerResult], None] | None = None) -> NetworkResult:
-    """:func:`accelsim.api.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
+    """:func:`accelsim.sim.network.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
     return run_jobs(network, jobs, hw, options, allow_overflow, progress,
                     lambda index, cm: trace_layer(cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name),
                                                   config))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from accelsim.api import prepare
+from accelsim.mapping.jobs import prepare
 from accelsim.compare.attribution import PARTS, ablate
 from accelsim.validation.runner import scenario_jobs
 from accelsim.validation.scenarios import Scenario

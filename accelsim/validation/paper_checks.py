@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from math import isqrt, sqrt
 from typing import Any, Callable
 
-from accelsim.api import Job, jobs_from_network, prepare
+from accelsim.mapping.jobs import Job, jobs_from_network, prepare
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.maestro_format import layer_from_maestro, parse_maestro
-from accelsim.mapping.styles import _pow2_at_most
-from accelsim.sim.results import LayerResult
+from accelsim.mapping.styles import pow2_at_most
+from accelsim.results import LayerResult
 from accelsim.validation.runner import ANALYTICAL, RUNS, SIMULATOR, RunPlan, simulator_model
 
 Value = float | None
@@ -108,9 +108,9 @@ def flash_maeri_tiles(m: int, n: int, k: int, num_pes: int, s1_words: int, s2_wo
     and S2 sizes in words. The inner tiles are capped by the outer ones and the outer by the
     GEMM's sizes."""
     out_limit = isqrt(s2_words // 2 + n * n) - n
-    mk_out = min(_pow2_at_most(out_limit), m, k)
+    mk_out = min(pow2_at_most(out_limit), m, k)
     n_out = max(1, n * mk_out // num_pes)
-    inner = _pow2_at_most(sqrt((s1_words + 2) / 2) - 1)
+    inner = pow2_at_most(sqrt((s1_words + 2) / 2) - 1)
     return FlashTiles(mk_out, mk_out, n_out, min(inner, mk_out), min(inner, n_out))
 
 
@@ -428,7 +428,7 @@ FLASH_TABLE2 = {
 
 def _dataflow_text(job: Job) -> str:
     """The dataflow lines of a job as MAESTRO writes them, joined with spaces."""
-    from accelsim.api import to_maestro
+    from accelsim.mapping.jobs import to_maestro
     from accelsim.mapping.maestro_format import write_maestro
 
     lines = write_maestro(to_maestro("x", [job])).splitlines()

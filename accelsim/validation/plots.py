@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accelsim.sim.results import STALL_CAUSES
+from accelsim.results import STALL_CAUSES
 
 _PNG_METADATA = {"Software": None}  # matplotlib would write its version
 _MARKERS = {"marvel": "o", "flash_gemm": "s", "flash_mlp": "^", "dmazerunner": "D", "systolic": "v"}

@@ -19,14 +19,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from accelsim.api import Job, prepare
+from accelsim.mapping.jobs import Job, prepare
 from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.styles import style_mapping
 from accelsim.sim.engine import SimOptions, simulate_layer
-from accelsim.sim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
+from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.bounds import lower_bounds
 from accelsim.validation.scenarios import Scenario
 from accelsim.workload.ops import Layer

@@ -1,0 +1,93 @@
+"""Jobs: a layer with its dataflow, from a MAESTRO file or a network under a named style,
+compiled and checked against the hardware's buffers before any model runs it."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from accelsim.errors import MappingError
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
+from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
+from accelsim.mapping.styles import style_mapping
+from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.tables import load_network
+
+_MAESTRO_TYPE = {
+    OpType.CONV2D: "CONV", OpType.PWCONV: "PWCONV", OpType.FC: "FC",
+    OpType.DWCONV: "DSCONV", OpType.GEMM: "GEMM", OpType.RESADD: "RESADD",
+}
+
+
+class OverflowWarning(UserWarning):
+    """A mapping that does not fit its buffers was simulated anyway (--allow-overflow)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One layer to simulate: the layer, its dataflow and where the dataflow came from."""
+
+    layer: Layer
+    dataflow: tuple[Directive, ...]
+    source: str
+
+
+def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
+    """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
+    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
+    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
+    problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
+                          hw.l1.double_buffered, hw.l2.double_buffered)
+    if problems:
+        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(problems)
+        if not allow_overflow:
+            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source)
+        warnings.warn(message, OverflowWarning, stacklevel=2)
+    return cm
+
+
+def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, list[Job]]:
+    """(network name, jobs) of a MAESTRO ``.m`` file, optionally one layer only."""
+    mf = load_maestro(path)
+    layers = _select(mf, layer, str(path))
+    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path)) for ml in layers]
+    return mf.network or Path(path).stem, jobs
+
+
+def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLayer]:
+    if layer is None:
+        return mf.layers
+    chosen = [ml for ml in mf.layers if ml.name == layer]
+    if not chosen:
+        raise MappingError(
+            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path)
+    return chosen
+
+
+def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | None = None) -> tuple[str, list[Job]]:
+    """(network name, jobs) of a bundled or YAML network mapped in a named style."""
+    net = load_network(network)
+    layers = [net.layer(layer)] if layer is not None else list(net.layers)
+    return net.name, [Job(l, tuple(style_mapping(style, l, hw)), f"style {style}") for l in layers]
+
+
+def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
+    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``)."""
+    layers = []
+    for job in jobs:
+        l = job.layer
+        dims = dict(l.sizes)
+        if l.op in (OpType.DWCONV, OpType.RESADD):
+            dims.pop("K")
+        if l.op is OpType.RESADD:
+            dims.pop("R")
+            dims.pop("S")
+        dataflow = tuple(
+            d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
+            for d in job.dataflow)
+        layers.append(MaestroLayer(l.name, _MAESTRO_TYPE[l.op], l.stride_y, l.stride_x, dims, dataflow, 0))
+    return MaestroFile(network, tuple(layers), "<generated>")

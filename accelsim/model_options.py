@@ -1,0 +1,44 @@
+"""Options every timing model takes: the fidelity mode and SCALE-Sim's systolic fold rule.
+
+The simulator (:mod:`accelsim.sim`) and the analytical model (:mod:`accelsim.analytical`) both
+read these; they sit beside the neutral result schema (:mod:`accelsim.results`) so neither model
+depends on the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Mapping, cast
+
+from accelsim.errors import InputError
+
+Mode = Literal["realistic", "maestro"]
+MODES: tuple[Mode, ...] = ("realistic", "maestro")
+
+
+def check_mode(mode: str) -> Mode:
+    """``mode`` as a :data:`Mode`; InputError for anything else (every API entry point calls it)."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    return cast(Mode, mode)
+
+
+@dataclass(frozen=True)
+class SystolicFold:
+    """SCALE-Sim's fold timing rule for a systolic array (see :mod:`accelsim.scalesim.translate`).
+
+    A fold is the run of steps over one tile of the ``stationary`` tensor (``weight`` for
+    SCALE-Sim's ws, ``input`` for is, ``output`` for os). Each fold pays ``fill_drain_cycles``
+    of compute on top of its streamed MACs (os: rows + cols - 2; ws and is: 2 rows + cols - 2),
+    charged to the step that loads a new stationary tile (input, weight) or drains it
+    (output). Steps never overlap on the array, so neither do folds.
+    """
+
+    stationary: Literal["input", "weight", "output"]
+    fill_drain_cycles: int
+
+    def overhead_cycles(self, drains: bool, new_words: Mapping[str, int]) -> int:
+        """Fill/drain cycles of a step that ``drains`` outputs (or not) and sends ``new_words``
+        of each operand: ``fill_drain_cycles`` at a fold boundary, else 0."""
+        boundary = drains if self.stationary == "output" else new_words[self.stationary] > 0
+        return self.fill_drain_cycles if boundary else 0

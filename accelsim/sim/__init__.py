@@ -1,0 +1,1 @@
+"""The SimPy engine: a compiled tile schedule executed event by event on a hardware model."""
