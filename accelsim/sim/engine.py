@@ -77,6 +77,13 @@ class ValueHooks(Protocol):
     def written_back(self, tile: int) -> None: ...
 
 
+class ProgressHook(Protocol):
+    """Told how many of the layer's steps have been computed, after every step or block of
+    steps (fast-forward and warps advance it by many at once)."""
+
+    def __call__(self, steps_done: int, steps_total: int) -> None: ...
+
+
 class EventSink(Protocol):
     """Receives every timed activity of the engine."""
 
@@ -202,8 +209,10 @@ class LayerSimulation:
     """Simulate one compiled layer on one hardware spec."""
 
     def __init__(self, cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
-                 sink: EventSink | None = None, values: ValueHooks | None = None):
+                 sink: EventSink | None = None, values: ValueHooks | None = None,
+                 progress: ProgressHook | None = None):
         self.cm = cm
+        self.progress = progress  # told (steps done, steps in all) as steps complete
         self.hw = hw
         self.options = options
         self.sink = sink
@@ -567,6 +576,8 @@ class LayerSimulation:
             self.macs += count * demand.macs
             self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * period)
             self.steps_done += count
+            if self.progress is not None:
+                self.progress(self.steps_done, total)
         self.accounted_until = env.now  # the last step's computation and its output-buffer wait
         self.drain_q.put(None)
 
@@ -728,8 +739,8 @@ class LayerSimulation:
 
 
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
-                   sink: EventSink | None = None) -> LayerResult:
-    """Run one compiled layer and return its result."""
-    return LayerSimulation(cm, hw, options, sink).run()
+                   sink: EventSink | None = None, progress: ProgressHook | None = None) -> LayerResult:
+    """Run one compiled layer and return its result (``progress``: see :class:`ProgressHook`)."""
+    return LayerSimulation(cm, hw, options, sink, progress=progress).run()
 
 
