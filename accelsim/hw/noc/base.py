@@ -1,0 +1,69 @@
+"""What the timing models ask of a network kind, and the registry of kinds.
+
+A *distribution* network carries operands from L2 to the PEs' L1s; a *reduction* network
+carries partial sums from the PEs to L2, adding those of one output on the way. Each kind is
+one class in its own module of this package, registered with :func:`distribution_kind` or
+:func:`reduction_kind`; the hardware spec accepts exactly the registered names, and the
+simulator (:mod:`accelsim.sim`) and the analytical model (:mod:`accelsim.analytical`) ask the
+class, never the name, for latency, serialization and sharing.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, TypeVar
+
+
+class DistributionNetwork(Protocol):
+    """L2 -> PE network of one kind."""
+
+    kind: str
+    # forwarding hands the same words to every PE on the way: always one packet per group
+    always_multicast: bool
+    # the packets of one step share the network's width: ceil(sum of words / bandwidth)
+    # cycles, not ceil(words / bandwidth) per packet
+    packed: bool
+    # every hop's register holds one step's operands, so a step in flight on the links does
+    # not occupy an L1 buffer (the latency adds that many buffers in flight)
+    registers_steps: bool
+
+    def hops(self, rows: int, cols: int) -> int:
+        """Hops from L2 to the farthest PE of a ``rows`` x ``cols`` array (each costs the
+        network's ``latency_cycles``)."""
+        ...
+
+
+class ReductionNetwork(Protocol):
+    """PE -> L2 network of one kind, adding the partial sums of one output on the way."""
+
+    kind: str
+    # False: there is no reduction network; outputs go back over the distribution network,
+    # competing with operands, and partial sums of one output are not added
+    exists: bool
+    # the drains of one step share the network's width (parallel chains or subtrees)
+    packed: bool
+
+    def hops(self, group_pes: int) -> int:
+        """Hops for the partial sums of ``group_pes`` PEs to meet (each costs the network's
+        ``latency_cycles_per_hop``)."""
+        ...
+
+
+DISTRIBUTION_KINDS: dict[str, DistributionNetwork] = {}
+REDUCTION_KINDS: dict[str, ReductionNetwork] = {}
+
+D = TypeVar("D")
+R = TypeVar("R")
+
+
+def distribution_kind(cls: Callable[[], D]) -> Callable[[], D]:
+    """Class decorator: register a distribution network kind under its ``kind``."""
+    instance = cls()
+    DISTRIBUTION_KINDS[instance.kind] = instance  # type: ignore[attr-defined]  # checked by the Protocol at use
+    return cls
+
+
+def reduction_kind(cls: Callable[[], R]) -> Callable[[], R]:
+    """Class decorator: register a reduction network kind under its ``kind``."""
+    instance = cls()
+    REDUCTION_KINDS[instance.kind] = instance  # type: ignore[attr-defined]  # checked by the Protocol at use
+    return cls
