@@ -137,9 +137,10 @@ def test_every_spilled_partial_sum_is_read_back_once(case):
     cm = compile_mapping(layer, dataflow, hw.num_pes)
     profile = ScheduleProfile(cm, ProfileOptions(True, 4, 2), 1 << 20)
     spilled = read_back = 0
-    for demand, repeat in profile.steps():
-        read_back += demand.readback.words * repeat
-        spilled += demand.drain_words * repeat if demand.drain_partial else 0
+    for step in range(cm.steps):
+        demand = profile.demand(step)
+        read_back += demand.readback.words
+        spilled += demand.drain_words if demand.drain_partial else 0
     assert spilled == read_back
     if case == "psum_spill":
         assert spilled > 0

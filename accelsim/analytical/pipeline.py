@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from accelsim.analytical.geometry import LoopClass
+from accelsim.mapping.geometry import LoopClass
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What each iteration case moves: words into and out of the PEs, and L2 tiles from DRAM.
 
-For every case of the flattened nest (see :mod:`accelsim.analytical.geometry`) this evaluates
+For every case of the flattened nest (see :mod:`accelsim.mapping.geometry`) this evaluates
 the representative step once: each PE's new operand words (its box minus the part it already
 holds from the last step it worked in), one transfer per distinct (box, previous box) where the
 network multicasts, the output tiles drained at the end of a run over a tile (one per distinct
@@ -16,8 +16,8 @@ from math import prod
 
 import numpy as np
 
-from accelsim.analytical.geometry import (
-    Cases, LoopClass, boxes_at, columns, enumerate_cases, last_active, loop_classes, loop_points,
+from accelsim.mapping.geometry import (
+    Cases, LoopClass, boxes, columns, enumerate_cases, last_active, loop_classes, loop_points, member_units,
     previous_active, volume,
 )
 from accelsim.mapping.compile import CompiledMapping, Level
@@ -107,21 +107,21 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     classes = [loop_classes(p, loop.trips) for p, loop in zip(points, cm.loops)]
     cases = enumerate_cases(classes)
     n, loops = cases.rep.shape
-    pes = np.arange(cm.used_pes, dtype=np.int64)
-    cur = boxes_at(cm, columns(cases.rep), pes)
+    pes = member_units(cm)
+    cur = boxes(cm, columns(cases.rep), pes)
     act = cur.active
     macs_pe = np.ones(act.shape, dtype=np.int64)
     for d in cm.nest.dims:
         macs_pe *= cur.extent[d]
-    footprint = sum(np.where(act, volume(*cur.tensor(cm, r)), 0) for r in cm.nest.tensors)
+    footprint = sum(np.where(act, volume(*cur.tensor(cm.nest, r)), 0) for r in cm.nest.tensors)
     prev_idx, has_prev = previous_active(cm, cases.rep, pes, points)
-    prev = boxes_at(cm, prev_idx, pes)
+    prev = boxes(cm, prev_idx, pes)
     prev_valid = has_prev[:, None] & act
 
     sent, delivered = {}, {}
     for role in OPERANDS:
-        lo, hi = cur.tensor(cm, role)
-        plo, phi = prev.tensor(cm, role)
+        lo, hi = cur.tensor(cm.nest, role)
+        plo, phi = prev.tensor(cm.nest, role)
         inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
         new = np.where(act, volume(lo, hi) - np.where(prev_valid, inter, 0), 0)
         rows, pe = np.nonzero(new > 0)
@@ -140,7 +140,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     drains = (cases.rep[:, inner] == trips).all(axis=1)
     revisit = (cases.rep[:, outer_red] > 0).any(axis=1) if outer_red else np.zeros(n, dtype=bool)
 
-    olo, ohi = cur.tensor(cm, "output")
+    olo, ohi = cur.tensor(cm.nest, "output")
     rows, pe = np.nonzero(act & (run_start & revisit)[:, None])
     okeys = np.concatenate([olo[:, rows, pe].T, ohi[:, rows, pe].T], axis=1)
     readback = _packets(rows, okeys, volume(olo, ohi)[rows, pe], n, True)
@@ -148,8 +148,8 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     # a PE drains if it worked in the run: by the prefix property, iff it works at its start
     start_rep = cases.rep.copy()
     start_rep[:, inner] = 0
-    first = boxes_at(cm, columns(start_rep), pes)
-    slo, shi = first.tensor(cm, "output")
+    first = boxes(cm, columns(start_rep), pes)
+    slo, shi = first.tensor(cm.nest, "output")
     svol = volume(slo, shi)
     rows, pe = np.nonzero(first.active & drains[:, None])
     skeys = np.concatenate([slo[:, rows, pe].T, shi[:, rows, pe].T], axis=1)
@@ -192,16 +192,16 @@ def _tile_boxes(top: CompiledMapping, tile_idx: np.ndarray, k: int, points: list
     ``tile_idx``: lowest corner at the inner loops' first iteration, highest at each unit's
     last one (indices only grow along a loop)."""
     n = tile_idx.shape[0]
-    units = np.arange(top.used_pes, dtype=np.int64)
+    units = [np.arange(top.used_pes, dtype=np.int64)[None, :]]
     zeros = [np.zeros((n, 1), dtype=np.int64)] * (len(top.loops) - k)
-    low = boxes_at(top, columns(tile_idx) + zeros, units)
+    low = boxes(top, columns(tile_idx) + zeros, units)
     high_idx = last_active(top, columns(tile_idx) + zeros, k, units, points)
-    high = boxes_at(top, high_idx, units)
+    high = boxes(top, high_idx, units)
     big = np.iinfo(np.int64).max
     out = {}
     for role in top.nest.tensors:
-        lo = np.where(low.active[None], low.tensor(top, role)[0], big).min(axis=2)
-        hi = np.where(high.active[None], high.tensor(top, role)[1], -1).max(axis=2)
+        lo = np.where(low.active[None], low.tensor(top.nest, role)[0], big).min(axis=2)
+        hi = np.where(high.active[None], high.tensor(top.nest, role)[1], -1).max(axis=2)
         out[role] = (lo, hi)
     return out
 

@@ -7,16 +7,16 @@ simulated moment each transfer happens and moves numpy values exactly as the tra
   resident in L2. Only the part outside the previous tile comes from DRAM; the overlap is kept
   from the previous tile's L2 copy (the timing model's delta rule). Partial sums the tile reads
   back are copied from DRAM's output (which holds only what write-backs put there).
-- ``delivered(step, count)`` (the distribution network has sent a step's operands): each active
+- ``delivered(step)`` (the distribution network has sent a step's operands): each active
   PE's L1 gets its new operand box: the overlap with its previous L1 box is kept from that L1
   copy, the rest is taken from the resident L2 tile; words L2 does not hold are flagged and
   read as 0. Partial sums read back at the start of a revisited output tile are copied from L2
   into one PE per group of PEs sharing that tile (the one with the lowest index; the others
   start from 0, so a reduction over the group adds the old partial sum once).
-- ``computed(step, count)``: every active PE multiplies (adds, for a residual add) the operands
+- ``computed(step)``: every active PE multiplies (adds, for a residual add) the operands
   of *its own L1 copy for that step* over its box and accumulates into its output accumulator,
   which lives from the PE's first step in an output run to the drain at the run's end.
-- ``drained(step, count)`` (the reduction network has sent a step's drains): the accumulators
+- ``drained(step)`` (the reduction network has sent a step's drains): the accumulators
   of the PEs draining the same output tile are summed (a reduction network exists) or written
   one after another (none: the last write wins), and stored into L2. Overwriting a partial
   sum in L2 that nobody read back is flagged with the MACs it held.
@@ -38,11 +38,9 @@ from numpy.lib.stride_tricks import as_strided
 
 from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.steps import loop_indices, step_boxes
+from accelsim.mapping.geometry import loop_indices, step_boxes, tensor_box
+from accelsim.sim.profile import OPERANDS, ScheduleProfile, StepDemand, output_loop_structure
 from accelsim.workload.ops import OpType
-from accelsim.sim.profile import (
-    OPERANDS, ScheduleProfile, StepDemand, output_loop_structure, tensor_box,
-)
 
 MAX_LOGGED_PER_KIND = 5  # problem messages kept per kind (all are counted)
 
@@ -128,7 +126,7 @@ class DatapathValues:
         self.acc_dtype = operands.accumulator
         steps = cm.steps
         self.sb = step_boxes(cm, 0, steps)
-        self.boxes = {role: tensor_box(cm, role, self.sb) for role in nest.tensors}
+        self.boxes = {role: tensor_box(nest, role, self.sb.start, self.sb.extent) for role in nest.tensors}
         run_steps, outer_red = output_loop_structure(cm)
         t = np.arange(steps, dtype=np.int64)
         self.run_start = t % run_steps == 0
@@ -179,12 +177,12 @@ class DatapathValues:
         self.tile_boxes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for role, axes in self.nest.tensors.items():
             empty = ([0] * len(axes), [-1] * len(axes))  # a tile in which no sub-unit works
-            boxes = [td.boxes.get(role, empty) for td in self.tiles]
+            boxes = [self.tiles.demand(i).boxes.get(role, empty) for i in range(self.tiles.count)]
             self.tile_boxes[role] = (np.array([lo for lo, _ in boxes], dtype=np.int64).T.reshape(len(axes), -1),
                                      np.array([hi for _, hi in boxes], dtype=np.int64).T.reshape(len(axes), -1))
 
     def tile_loaded(self, tile: int) -> None:
-        td = self.tiles[tile]
+        td = self.tiles.demand(tile)
         prev = self.l2_prev_tile
         valid = False
         for role in OPERANDS:
@@ -233,57 +231,54 @@ class DatapathValues:
             self.l2_out_valid[region] = self.dram_out_written[region]
             self.l2_out_unread[region] = False
 
-    def delivered(self, step: int, count: int, demand: StepDemand) -> None:
-        for t in range(step, step + count):
-            tile = t // self.steps_per_tile
-            view = self._view(t)
-            copies = self.pending.setdefault(t, {pe: {} for pe in view.active})
-            for role in OPERANDS:
-                boxes = view.boxes[role]
-                words = sum(self._deliver(role, t, pe, tile, *boxes[pe], copies[pe]) for pe in view.active)
-                self._agree(f"step {t}: {role} words written into L1s", words, getattr(demand, role).dest_words)
-            if self.run_start[t] and self.revisit[t]:
-                self._read_back(t, view, demand)
+    def delivered(self, t: int, demand: StepDemand) -> None:
+        tile = t // self.steps_per_tile
+        view = self._view(t)
+        copies = self.pending.setdefault(t, {pe: {} for pe in view.active})
+        for role in OPERANDS:
+            boxes = view.boxes[role]
+            words = sum(self._deliver(role, t, pe, tile, *boxes[pe], copies[pe]) for pe in view.active)
+            self._agree(f"step {t}: {role} words written into L1s", words, getattr(demand, role).dest_words)
+        if self.run_start[t] and self.revisit[t]:
+            self._read_back(t, view, demand)
 
-    def computed(self, step: int, count: int) -> None:
-        for t in range(step, step + count):
-            copies = self.pending.pop(t)
-            view = self.views.pop(t)
-            if self.run_start[t]:
-                for pe, acc in self.acc.items():
-                    self.log.add("discarded", f"step {t}: {_pes([pe])} still held partial sums of output "
-                                 f"{self._box_text(acc)} at the start of a new output run; discarded",
-                                 int(acc.macs.sum()))
-                self.acc = {}
-            for pe, operands in copies.items():
-                self._mac(t, pe, operands, *view.window[pe], view.boxes["output"][pe][0])
-            if self.run_end[t] and self.acc:
-                self.to_drain[t] = sorted(self.acc.items())
-                self.acc = {}
+    def computed(self, t: int) -> None:
+        copies = self.pending.pop(t)
+        view = self.views.pop(t)
+        if self.run_start[t]:
+            for pe, acc in self.acc.items():
+                self.log.add("discarded", f"step {t}: {_pes([pe])} still held partial sums of output "
+                             f"{self._box_text(acc)} at the start of a new output run; discarded",
+                             int(acc.macs.sum()))
+            self.acc = {}
+        for pe, operands in copies.items():
+            self._mac(t, pe, operands, *view.window[pe], view.boxes["output"][pe][0])
+        if self.run_end[t] and self.acc:
+            self.to_drain[t] = sorted(self.acc.items())
+            self.acc = {}
 
-    def drained(self, step: int, count: int, demand: StepDemand) -> None:
-        for t in range(step, step + count):
-            groups: dict[tuple, list[tuple[int, _Accumulator]]] = {}
-            for pe, acc in self.to_drain.pop(t, []):
-                groups.setdefault((tuple(acc.lo), acc.values.shape), []).append((pe, acc))
-            words = 0
-            for members in groups.values():
-                words += members[0][1].values.size
-                if self.reduction_network:
-                    total = _Accumulator(members[0][1].lo, sum(a.values for _, a in members),
-                                         sum(a.macs for _, a in members))
-                    self._store(t, [pe for pe, _ in members], total)
-                else:
-                    for pe, acc in members:
-                        self._store(t, [pe], acc)
-            self._agree(f"step {t}: output tiles drained", len(groups), demand.drain_groups)
-            self._agree(f"step {t}: output words written to L2 by drains", words, demand.drain_words)
+    def drained(self, t: int, demand: StepDemand) -> None:
+        groups: dict[tuple, list[tuple[int, _Accumulator]]] = {}
+        for pe, acc in self.to_drain.pop(t, []):
+            groups.setdefault((tuple(acc.lo), acc.values.shape), []).append((pe, acc))
+        words = 0
+        for members in groups.values():
+            words += members[0][1].values.size
+            if self.reduction_network:
+                total = _Accumulator(members[0][1].lo, sum(a.values for _, a in members),
+                                     sum(a.macs for _, a in members))
+                self._store(t, [pe for pe, _ in members], total)
+            else:
+                for pe, acc in members:
+                    self._store(t, [pe], acc)
+        self._agree(f"step {t}: output tiles drained", len(groups), demand.drain_groups)
+        self._agree(f"step {t}: output words written to L2 by drains", words, demand.drain_words)
 
     def written_back(self, tile: int) -> None:
         lo, hi = self.tile_boxes["output"][0][:, tile], self.tile_boxes["output"][1][:, tile]
         region = _slices(lo, hi)
         self._agree(f"L2 tile {tile}: output words written back to DRAM",
-                    int(np.prod(hi - lo + 1)), self.tiles[tile].write_words)
+                    int(np.prod(hi - lo + 1)), self.tiles.demand(tile).write_words)
         held = self.l2_out_valid[region]
         self.dram_out[region][held] = self.l2_out[region][held]
         self.dram_out_macs[region][held] = self.l2_out_macs[region][held]

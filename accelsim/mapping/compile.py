@@ -15,7 +15,7 @@ lock-step; where a ragged parent tile is smaller, windows are clipped and sub-un
 nothing left to do idle (they still cost cycles).
 
 The flattened nest (``loops``, outermost first) is what the simulator executes step by step
-(see :mod:`accelsim.mapping.steps`) and what the analytical model reasons about in closed form.
+(see :mod:`accelsim.mapping.geometry`) and what the analytical model reasons about in closed form.
 """
 
 from __future__ import annotations

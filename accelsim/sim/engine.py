@@ -6,7 +6,7 @@ Five processes cooperate through SimPy stores and containers:
   partial sums spilled to DRAM only once their write-back has ended;
 - ``distribute`` sends each step's new operand words and partial-sum read-backs from L2 to the
   PE L1s over the distribution network, once a free L1 buffer exists and, for a read-back,
-  once the drain of the tile's previous visit has landed in L2 (:class:`Milestones`);
+  once the drain of the tile's previous visit has landed in L2 (:mod:`accelsim.sim.milestones`);
 - ``compute`` runs the step on the PE array once its operands have arrived;
 - ``drain`` reduces finished (or spilled) output tiles over the reduction network and writes
   them to L2;
@@ -17,37 +17,57 @@ packet (``ceil(words / bandwidth)``); latency is added to the arrival, not to th
 packets pipeline. The PEs of a step compute as one lock-step group and the packets of one
 tensor in one step go as one burst of the same total serialization. ``per_pe`` execution adds
 one SimPy process per PE and per step's packets, fed from the per-PE and per-packet lists of
-the profile (a separate code path from its sums), and checks at every step that each PE ends
-with its group and the packets with their burst.
+the profile, and checks at every step that each PE ends with its group and the packets with
+their burst.
+
+**Warps: periodic blocks as one exact jump.** The profile says which steps repeat: along a
+loop, the iterations of one class (see :mod:`accelsim.mapping.geometry`) have identical
+demands. Every process keeps the state it carries across a wait in an explicit record, so at a
+*checkpoint* (the first moment with no event left at the current cycle after ``distribute``
+has begun an iteration of such a class) the whole simulation state is one canonical value:
+each process's position and pending times, the steps and tiles in flight, the event queue in
+firing order, buffer levels and resource queues, and the partial sums and write-backs not yet
+in place, all relative to the checkpoint's cycle, step and tile. The engine is deterministic
+and time-invariant, so when the state at the start of iteration ``j`` equals the state at the
+start of iteration ``j - 1`` shifted by ``P`` cycles, every later iteration of the class repeats
+iteration ``j - 1`` shifted by ``P`` as long as the inputs it reads repeat: the engine then
+jumps ``K`` iterations at once (stopping short of the class's end and of any tile beyond it
+that the DMA reads ahead): it moves the clock, every pending event and every time and index in
+flight on by ``K`` periods, adds ``K`` times the counts of one period, and records the skipped
+drains and write-backs as lattices for later read-backs. Results are identical with and
+without warps (tested); only ``events`` (engine events executed) differs. Runs with a trace
+sink, value hooks or per-PE execution are never warped.
 
 Every timed activity goes through :meth:`LayerSimulation._record`, which an optional event sink
 receives as ``(component, kind, start_cycle, end_cycle, step, tensor, words, pes)``: the hook for
 execution traces and functional execution. A sink also hears the array's stall spans (component
 ``pe_array``, kind ``stall_<cause>``; not counted as events) and, if it has a ``level`` method,
 every change of the number of L2, L1 operand and L1 output buffers in use (see
-:mod:`accelsim.trace`). Stall spans are exact for unrolled runs (``fast_forward=False``).
+:mod:`accelsim.trace`).
 """
 
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
-from dataclasses import dataclass
-from math import ceil, log2
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from math import ceil
+from typing import Any, Generator, Protocol
 
 import simpy
+from simpy.core import EmptySchedule
 
 from accelsim.bounds import fill_bounds
 from accelsim.errors import MappingError
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.dram import dma_cycles
-from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
+from accelsim.mapping.geometry import step_loop_indices
 from accelsim.model_options import Mode, SystolicFold
-from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+from accelsim.sim.dram import dma_cycles
+from accelsim.sim.milestones import Lattice, Milestones
+from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
 
-MIN_BLOCK_STEPS = 4  # fewest identical steps worth executing as one steady-state block
 # The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
 # ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
 IDEAL_EFFECTS = (
@@ -62,24 +82,26 @@ IDEAL_EFFECTS = (
     "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
 )
+MIN_WARP_STEPS = 4  # fewest steps worth a checkpoint's snapshot
+MAX_PERIOD_ITERATIONS = 4  # a state may repeat after up to this many iterations of its loop
 
 
 class ValueHooks(Protocol):
     """Functional execution (:class:`accelsim.functional.datapath.DatapathValues`): called
-    when each transfer happens, with the step (or L2 tile) and how many identical steps it
-    stands for; it moves values and never changes timing."""
+    when each transfer happens, with the step (or L2 tile); it moves values and never changes
+    timing. (Runs with value hooks are never warped, so every step is called.)"""
 
     def start(self, profile: ScheduleProfile) -> None: ...
     def tile_loaded(self, tile: int) -> None: ...
-    def delivered(self, step: int, count: int, demand: StepDemand) -> None: ...
-    def computed(self, step: int, count: int) -> None: ...
-    def drained(self, step: int, count: int, demand: StepDemand) -> None: ...
+    def delivered(self, step: int, demand: StepDemand) -> None: ...
+    def computed(self, step: int) -> None: ...
+    def drained(self, step: int, demand: StepDemand) -> None: ...
     def written_back(self, tile: int) -> None: ...
 
 
 class ProgressHook(Protocol):
-    """Told how many of the layer's steps have been computed, after every step or block of
-    steps (fast-forward and warps advance it by many at once)."""
+    """Told how many of the layer's steps have been computed, after every step (a warp
+    advances it by many at once)."""
 
     def __call__(self, steps_done: int, steps_total: int) -> None: ...
 
@@ -94,12 +116,12 @@ class EventSink(Protocol):
 @dataclass(frozen=True)
 class SimOptions:
     """How to simulate: fidelity ``mode``; ``per_pe`` (one event per PE and packet, the
-    unrolled reference); ``fast_forward`` (identical steps in a proven steady state run as one
-    block: same cycles and counts, fewer events)."""
+    unrolled reference); ``fast_forward`` (warp over proven periodic blocks: same cycles and
+    counts, fewer events)."""
 
     mode: Mode = "realistic"
     per_pe: bool = False
-    fast_forward: bool = True  # execute proven steady-state repeats as one block
+    fast_forward: bool = True
     # False (--unchecked): skip check_reduction_support, to let functional execution show
     # what an illegal mapping computes
     check_legality: bool = True
@@ -118,80 +140,9 @@ class SimOptions:
         return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
 
 
-class Milestones:
-    """When numbered results are in place: the partial sums drained at a step (in L2), or an
-    L2 tile's write-back (in DRAM). A process that needs one waits until it is announced and
-    then until its cycle.
-
-    Partial sums are promised (by ``compute``, in step order) before they are announced (by
-    ``drain``, once their landing cycle is known); ``reach(n)`` says every result below ``n``
-    that will exist has been promised, so a wait for one that was not returns at once. A
-    fast-forwarded block of ``count`` identical steps is promised and announced at once: result
-    ``key + i`` is in place at ``cycle + i * period``."""
-
-    def __init__(self, env: simpy.Environment):
-        self.env = env
-        self.at: dict[int, float] = {}  # single results announced and not yet waited for
-        self.block_keys: list[int] = []
-        self.blocks: list[tuple[int, float, float]] = []  # (count, cycle, period) per block
-        self.promised: set[int] = set()  # single results promised, not yet announced
-        self.promised_blocks: list[tuple[int, int]] = []  # (first key, count)
-        self.reached = 0
-        self.news = env.event()
-
-    def promise(self, key: int, count: int = 1) -> None:
-        if count == 1:
-            self.promised.add(key)
-        else:
-            self.promised_blocks.append((key, count))
-
-    def reach(self, key: int) -> None:
-        self.reached = key
-        self._tell()
-
-    def announce(self, key: int, cycle: float, count: int = 1, period: float = 0) -> None:
-        if count == 1:
-            self.promised.discard(key)
-            self.at[key] = cycle
-        else:
-            self.block_keys.append(key)
-            self.blocks.append((count, cycle, period))
-        self._tell()
-
-    def _tell(self) -> None:
-        if self.news.callbacks:  # someone waits
-            self.news.succeed()
-            self.news = self.env.event()
-
-    def _cycle(self, key: int) -> float | None:
-        if key in self.at:
-            return self.at.pop(key)  # each result has one consumer
-        i = bisect_right(self.block_keys, key) - 1
-        if i >= 0 and key < self.block_keys[i] + self.blocks[i][0]:
-            count, cycle, period = self.blocks[i]
-            return cycle + (key - self.block_keys[i]) * period
-        return None
-
-    def _promised(self, key: int) -> bool:
-        if key in self.promised:
-            return True
-        i = bisect_right(self.promised_blocks, (key, float("inf"))) - 1
-        return i >= 0 and key < self.promised_blocks[i][0] + self.promised_blocks[i][1]
-
-    def wait(self, key: int):
-        """Process: wait until result ``key`` is in place; its value: whether it exists."""
-        while (cycle := self._cycle(key)) is None:
-            if key < self.reached and not self._promised(key):
-                return False
-            yield self.news
-        if cycle > self.env.now:
-            yield self.env.timeout(cycle - self.env.now)
-        return True
-
-
 def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
     """A mapping that reduces partial sums across PEs needs a reduction network."""
-    if hw.reduction_noc.kind != "none":
+    if REDUCTION_KINDS[hw.reduction_noc.kind].exists:
         return
     red = set(cm.nest.reduction_dims)
     for level in cm.levels:
@@ -205,6 +156,135 @@ def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
                 )
 
 
+# ------------------------------------------------------------------------------------------
+# what travels between the processes, and what each process carries across a wait
+@dataclass(eq=False)
+class StepToken:
+    """A step on its way from distribution to computation."""
+
+    step: int
+    demand: StepDemand
+    arrival: int  # cycle its operands are in the farthest L1
+    l2_arrival: int  # cycle its L2 tile arrived (a tile's first step only; 0 otherwise)
+    held: int  # cycles its read-back waited for the partial sums it reads
+    tile: int
+
+
+@dataclass(eq=False)
+class DrainToken:
+    """A computed step whose outputs leave the PEs."""
+
+    step: int
+    demand: StepDemand
+    ready_at: int  # cycle the MAC pipeline has emptied
+    tile: int  # the L2 tile whose write-back follows this drain, or -1
+
+
+@dataclass(eq=False)
+class TileArrival:
+    """An L2 tile in place."""
+
+    tile: int
+    cycle: int
+
+
+@dataclass(eq=False)
+class ProcessState:
+    """What a process carries across a wait: where it is (``phase``), the step or tile it
+    works on, the cycles it remembers and the token it holds."""
+
+    name: str
+    phase: str = "start"
+    step: int = 0
+    tile: int = -1
+    key: int = -1  # the partial sums or write-back it waits for
+    since: int = 0  # distribute: held from; compute: waited from
+    start: int = 0
+    done_at: int = 0  # compute: computed at
+    cycles: int = 0
+    stalls: list[int] = field(default_factory=lambda: [0, 0, 0])
+    held_part: int = 0
+    l2_arrival: int = 0
+    token: Any = None
+
+
+@dataclass
+class Counters:
+    """Everything a result adds up, in words, cycles and steps."""
+
+    acc: dict[str, TensorAccesses] = field(default_factory=lambda: {t: TensorAccesses() for t in TENSORS})
+    stall: dict[str, int] = field(default_factory=lambda: {c: 0 for c in STALL_CAUSES})
+    busy: int = 0
+    macs: int = 0
+    noc_words: int = 0
+    noc_dest: int = 0
+    egress_words: int = 0
+    steps_done: int = 0
+
+    def vector(self) -> list[int]:
+        out = [getattr(self.acc[t], f) for t in TENSORS for f in ACCESS_FIELDS]
+        out += [self.stall[c] for c in STALL_CAUSES]
+        return out + [self.busy, self.macs, self.noc_words, self.noc_dest, self.egress_words, self.steps_done]
+
+    def add_scaled(self, now: list[int], before: list[int], times: int) -> None:
+        """Add ``times`` x (``now`` - ``before``), vectors of :meth:`vector`."""
+        delta = [(a - b) * times for a, b in zip(now, before)]
+        i = 0
+        for t in TENSORS:
+            for f in ACCESS_FIELDS:
+                setattr(self.acc[t], f, getattr(self.acc[t], f) + delta[i])
+                i += 1
+        for c in STALL_CAUSES:
+            self.stall[c] += delta[i]
+            i += 1
+        self.busy += delta[i]
+        self.macs += delta[i + 1]
+        self.noc_words += delta[i + 2]
+        self.noc_dest += delta[i + 3]
+        self.egress_words += delta[i + 4]
+        self.steps_done += delta[i + 5]
+
+
+@dataclass
+class Trackers:
+    """Latest cycles: computation end, drain landing, write-back end (each only grows)."""
+
+    compute_end: int = 0
+    drain_end: int = 0
+    write_end: int = 0
+
+    def values(self) -> tuple[int, int, int]:
+        return self.compute_end, self.drain_end, self.write_end
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The start of an iteration of loop ``level`` (``stride`` steps, ``tiles`` L2 tiles per
+    iteration) at ``step`` in tile ``tile``; the iterations of its class (with the outer loops
+    where they are) span the steps ``class_first .. class_end - 1``."""
+
+    level: int
+    step: int
+    tile: int
+    stride: int
+    tiles: int
+    class_first: int
+    class_end: int
+
+
+@dataclass
+class Snapshot:
+    """A checkpoint's canonical state and what a warp needs from it."""
+
+    checkpoint: Checkpoint
+    cycle: int
+    state: tuple
+    counters: list[int]
+    trackers: tuple[int, int, int]
+    psum_log: int
+    wb_log: int
+
+
 class LayerSimulation:
     """Simulate one compiled layer on one hardware spec."""
 
@@ -212,52 +292,57 @@ class LayerSimulation:
                  sink: EventSink | None = None, values: ValueHooks | None = None,
                  progress: ProgressHook | None = None):
         self.cm = cm
-        self.progress = progress  # told (steps done, steps in all) as steps complete
         self.hw = hw
         self.options = options
         self.sink = sink
         self.values = values  # functional execution: values ride on the transfers
+        self.progress = progress
         self.ideal = options.idealized
-        noc = hw.distribution_noc
-        red = hw.reduction_noc
+        noc, red = hw.distribution_noc, hw.reduction_noc
+        self.dist_kind = DISTRIBUTION_KINDS[noc.kind]
+        self.red_kind = REDUCTION_KINDS[red.kind]
         ingress_bw = noc.bandwidth_words_per_cycle
-        egress_bw = red.bandwidth_words_per_cycle if red.kind != "none" else ingress_bw
+        egress_bw = red.bandwidth_words_per_cycle if self.red_kind.exists else ingress_bw
         if "l2_ports" not in self.ideal:
             ingress_bw = min(ingress_bw, hw.l2.read_bandwidth_words_per_cycle)
             egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
         self.ingress_bw = ingress_bw
         self.egress_bw = egress_bw
         self.profile_options = ProfileOptions(
-            multicast=True if "multicast" in self.ideal else (noc.multicast or noc.kind == "systolic"),
+            multicast="multicast" in self.ideal or noc.multicast or self.dist_kind.always_multicast,
             noc_bandwidth_words_per_cycle=ingress_bw,
             egress_bandwidth_words_per_cycle=egress_bw,
             detail=options.per_pe,
-            packed_ingress=noc.kind == "systolic",
-            packed_egress=red.kind != "none",
+            packed_ingress=self.dist_kind.packed,
+            packed_egress=self.red_kind.packed,
+            exact=not options.check_legality,
         )
+        double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
+        double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
+        self.l2_buffers = 2 if double_l2 else 1
+        self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
+        pes = hw.pe_array
+        self.ingress_latency = 0 if "ingress_latency" in self.ideal else \
+            noc.latency_cycles * self.dist_kind.hops(pes.rows, pes.cols)
+        self.pipeline = 0 if "mac_pipeline" in self.ideal else pes.mac_pipeline_latency_cycles - 1
+        # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
+        # (each hop's register holds one step's data, so the latency does not throttle)
+        self.operand_slots = self.buffers + (self.ingress_latency if self.dist_kind.registers_steps else 0)
+        # MAESTRO assumes no contention: outputs do not compete with operands
+        self.shared_egress = not self.red_kind.exists and "shared_egress" not in self.ideal
         self.events = 0
 
-    # ------------------------------------------------------------------ timing rules
-    def _ingress_latency(self) -> int:
-        """Cycles from the last word leaving L2 until it is in the farthest L1."""
-        if "ingress_latency" in self.ideal:
-            return 0
-        noc = self.hw.distribution_noc
-        pes = self.hw.pe_array
-        if noc.kind == "bus":
-            return noc.latency_cycles
-        if noc.kind == "tree":
-            return noc.latency_cycles * max(1, ceil(log2(max(2, pes.count))))
-        return noc.latency_cycles * (pes.rows + pes.cols - 1)  # systolic: hop by hop
+    @property
+    def buffer_capacities(self) -> dict[str, int]:
+        """Buffers of each pool: ``l2``, ``l1_operand``, ``l1_output``."""
+        return {"l2": self.l2_buffers, "l1_operand": self.operand_slots, "l1_output": self.buffers}
 
+    # ------------------------------------------------------------------ timing rules
     def _reduction_latency(self, group: int) -> int:
         """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
         if "reduction_latency" in self.ideal or group <= 1:
             return 0
-        red = self.hw.reduction_noc
-        if red.kind == "tree":
-            return red.latency_cycles_per_hop * ceil(log2(group))
-        return red.latency_cycles_per_hop * (group - 1)
+        return self.hw.reduction_noc.latency_cycles_per_hop * self.red_kind.hops(group)
 
     def _record(self, component: str, kind: str, start: float, end: float, step: int,
                 tensor: str = "", words: int = 0, pes: int = 0) -> None:
@@ -287,22 +372,10 @@ class LayerSimulation:
             check_reduction_support(cm, hw)
         env = simpy.Environment()
         self.env = env
-        double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
-        double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
-        # MAESTRO assumes no contention: outputs do not compete with operands. A network used
-        # by one process alone needs no arbitration (None).
-        shared_egress = hw.reduction_noc.kind == "none" and "shared_egress" not in self.ideal
-        self.noc = simpy.Resource(env, 1) if shared_egress else None
+        self.noc = simpy.Resource(env, 1) if self.shared_egress else None  # None: one user, no arbitration
         self.egress = self.noc
         self.dram = simpy.Resource(env, 1)
-        self.l2_buffers = 2 if double_l2 else 1
         self.l2_slots = self._slots("l2", self.l2_buffers)
-        self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
-        self.ingress_latency = self._ingress_latency()
-        self.pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
-        # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
-        # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind == "systolic" else 0)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -311,86 +384,178 @@ class LayerSimulation:
         self.wb_q = simpy.Store(env)
         # read-after-write: a partial-sum read-back waits for the drain of the previous visit
         # to land in L2 (by drain step); a DMA read of spilled outputs for their write-back
-        self.partial_sums = Milestones(env)
-        self.write_backs = Milestones(env)
+        self.partial_sums = Milestones(env, in_key_order=True)
+        self.write_backs = Milestones(env, in_key_order=False)
         l2_words = hw.l2.size_bytes // hw.word_size_bytes // self.l2_buffers
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
         if self.values is not None:
             self.values.start(self.profile)
-        self.acc = {t: TensorAccesses() for t in TENSORS}
-        self.stall = {c: 0 for c in STALL_CAUSES}
-        self.busy = 0
-        self.macs = 0
-        self.noc_words = 0
-        self.noc_dest = 0
-        self.egress_words = 0
-        self.last_compute_end = 0
+        self.count = Counters()
+        self.track = Trackers()
         self.accounted_until = 0  # the array's cycles up to here are busy or attributed stalls
-        self.last_drain_end = 0
-        self.end_time = 0
-        self.steps_done = 0
-        # steady-state fast-forward (see _completed); needs outputs not to share the
-        # operands' network, and per-PE execution is the unrolled reference
-        self.fast_forward = self.options.fast_forward and not self.options.per_pe and not shared_egress
-        self.ff_hint: tuple | None = None
-        self.rec: dict[int, list[float]] = {}
-        self.rec_stalls: dict[int, tuple] = {}
-        self.recent: list[tuple] = []
-        env.process(self._dma_in())
-        env.process(self._distribute())
-        env.process(self._compute())
-        env.process(self._drain())
-        env.process(self._dma_out())
-        env.run()
-        cycles = int(max(self.end_time, self.last_compute_end, self.last_drain_end))
+        self.warps = (self.options.fast_forward and not self.options.per_pe and self.sink is None
+                      and self.values is None)
+        self.states = {name: ProcessState(name) for name in ("dma_in", "distribute", "compute", "drain", "dma_out")}
+        self.owner: dict[simpy.Process, ProcessState] = {}
+        self.pending: list[Checkpoint] = []
+        self.snapshots: dict[int, list[Snapshot]] = {}
+        self.warped_steps = 0
+        self._parts_cache: dict[int, list] = {}
+        self._spawn(self._dma_in(), self.states["dma_in"])
+        self._spawn(self._distribute(), self.states["distribute"])
+        self._spawn(self._compute(), self.states["compute"])
+        self._spawn(self._drain(), self.states["drain"])
+        self._spawn(self._dma_out(), self.states["dma_out"])
+        self._run_events()
+        track = self.track
+        cycles = int(max(track.write_end, track.compute_end, track.drain_end))
         # time after the array's last attributed cycle (its last computation, or its wait for an
         # output buffer after it): the MAC pipeline empties (compute), outputs drain
         # (reduction) and are written back (dram)
         after = int(self.accounted_until)
-        emptied = max(after, min(int(self.last_compute_end) + self.pipeline, int(self.last_drain_end)))
-        drained = max(after, int(self.last_drain_end))
+        emptied = max(after, min(int(track.compute_end) + self.pipeline, int(track.drain_end)))
+        drained = max(after, int(track.drain_end))
         for cause, start, end in (("compute", after, emptied), ("reduction", emptied, drained),
                                   ("dram", drained, max(drained, cycles))):
-            self.stall[cause] += end - start
-            self._stall(cause, start, end, self.steps_done)
+            self.count.stall[cause] += end - start
+            self._stall(cause, start, end, self.count.steps_done)
         return self._result(cycles, time.perf_counter() - wall0)
 
-    # ------------------------------------------------------------------ processes
-    def _dma_in(self):
+    def _spawn(self, generator: Generator, state: ProcessState) -> simpy.Process:
+        process = self.env.process(generator)
+        self.owner[process] = state
+        return process
+
+    def _run_events(self) -> None:
+        """Process every event; at the first moment with no event left at the current cycle
+        after a checkpoint was reached, take it (see :meth:`_checkpoints`)."""
         env = self.env
-        for index, tile in enumerate(self.tiles):
+        step, peek = env.step, env.peek
+        while True:
+            if self.pending and peek() > env.now:
+                self._checkpoints()
+            try:
+                step()
+            except EmptySchedule:
+                return
+
+    # ------------------------------------------------------------------ processes
+    def _dma_in(self) -> Generator:
+        env, st, tiles = self.env, self.states["dma_in"], self.tiles
+        st.tile = 0
+        while st.tile < tiles.count:
+            st.phase = "slot"
             yield self.l2_slots.get(1)
+            tile = tiles.traffic(st.tile)
             source = tile.partial_sums_tile
-            if source >= 0 and self.tiles[source].write_words:  # spilled partial sums: not
-                yield from self.write_backs.wait(source)  # before their write-back has ended
+            if source >= 0 and tiles.traffic(source).write_words:  # spilled partial sums: not
+                st.key = source  # before their write-back has ended
+                yield from self._wait(self.write_backs, st, "wb")
             words = sum(tile.read_words.values())
             if words:
-                runs = sum(tile.read_runs.values())
-                busy, latency = dma_cycles(self.hw, words, runs, "dram" in self.ideal)
-                with self.dram.request() as req:
-                    yield req
-                    start = env.now
-                    if self.values is not None:
-                        self.values.tile_loaded(index)
-                    yield env.timeout(busy)
-                    self._record("dram", "read", start, env.now + latency, index, "", words)
+                busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), "dram" in self.ideal)
+                st.phase = "dram_request"
+                request = self.dram.request()
+                yield request
+                st.phase = "dma"
+                st.start = env.now
+                if self.values is not None:
+                    self.values.tile_loaded(st.tile)
+                yield env.timeout(busy)
+                self._record("dram", "read", st.start, env.now + latency, st.tile, "", words)
+                self.dram.release(request)
                 for t, w in tile.read_words.items():
-                    self.acc[t].dram_read += w
-                    self.acc[t].l2_write += w
+                    self.count.acc[t].dram_read += w
+                    self.count.acc[t].l2_write += w
                 if latency:
-                    env.process(self._arrive(index, latency))
+                    arrive = ProcessState("arrive", phase="latency", tile=st.tile)
+                    self._spawn(self._arrive(arrive, latency), arrive)
+                    st.tile += 1
                     continue
             elif self.values is not None:
-                self.values.tile_loaded(index)
-            self.l2_ready.put((index, env.now))
+                self.values.tile_loaded(st.tile)
+            self.l2_ready.put(TileArrival(st.tile, env.now))
+            st.tile += 1
+        st.phase = "done"
 
-    def _arrive(self, index: int, latency: int):
+    def _arrive(self, st: ProcessState, latency: int) -> Generator:
         yield self.env.timeout(latency)
-        self.l2_ready.put((index, self.env.now))
+        self.l2_ready.put(TileArrival(st.tile, self.env.now))
+        del self.owner[self.env.active_process]
+
+    def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator:
+        """Process: wait until result ``st.key`` is in place; its value: whether it exists.
+        (The key lives in ``st`` so a warp can move it.)"""
+        env = self.env
+        while True:
+            if milestones.landed_through(st.key, env.now):
+                return True
+            cycle = milestones.cycle_of(st.key)
+            if cycle is not None:
+                break
+            if not milestones.may_come(st.key):
+                return False
+            st.phase = f"{what}_news"
+            yield milestones.news
+        if cycle > env.now:
+            st.phase = f"{what}_landing"
+            yield env.timeout(cycle - env.now)
+        return True
+
+    def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
+        """A step's transfers on the distribution network: (tensor, words, serial cycles, packets)."""
+        found = self._parts_cache.get(id(demand))
+        if found is None:
+            if "packed_ingress" in self.ideal:
+                words = demand.input.words + demand.weight.words + demand.readback.words
+                found = [("", words, ceil(words / self.ingress_bw), ())] if words else []
+            else:
+                found = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
+                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
+                                            ("output", demand.readback)) if ts.words]
+            self._parts_cache[id(demand)] = found
+        return found
+
+    def _distribute(self) -> Generator:
+        env, st, profile = self.env, self.states["distribute"], self.profile
+        total = self.cm.steps
+        cursor = _Cursor(profile, self.tiles.steps_per_tile)
+        st.step = 0
+        while st.step < total:
+            demand, checkpoint = cursor.at(st.step)
+            if checkpoint is not None and self.warps:
+                self.pending.append(checkpoint)
+            parts = self._parts(demand)
+            if demand.tile_first:
+                st.phase = "l2_ready"
+                arrival = yield self.l2_ready.get()
+                st.tile, st.l2_arrival = arrival.tile, arrival.cycle
+            st.phase = "slot"
+            yield self.l1_slots.get(1)
+            st.since = env.now
+            if demand.readback.words:  # not before the previous visit's drain has landed
+                st.key = profile.visits.previous_end(st.step)
+                # a visit in which no PE worked drained nothing: the one before it did
+                while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
+                    st.key = profile.visits.previous_end(st.key)
+            held = env.now - st.since  # cycles the step was held for its partial sums
+            if parts:
+                st.phase = "send"
+                yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
+                                      self.profile_options.packed_ingress)
+            self._count_ingress(demand)
+            if self.values is not None:
+                self.values.delivered(st.step, demand)
+            self.ready.put(StepToken(st.step, demand, env.now + self.ingress_latency,
+                                     st.l2_arrival if demand.tile_first else 0, held, st.tile))
+            if demand.tile_last:
+                self.l2_slots.put(1)
+            st.step += 1
+        st.phase = "done"
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool):
+              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Generator:
         """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
         step, back to back. ``network`` is None when one process owns it alone.
 
@@ -405,13 +570,15 @@ class LayerSimulation:
         if any(packets for _, _, _, packets in parts):
             env.process(self._packets(component, step, parts, bandwidth, packed, start + total))
         yield env.timeout(total)
+        start = env.now - total
         for tensor, words, serial, _ in parts:
             self._record(component, "transfer", start, start + serial, step, tensor, words)
             start += serial
-        if request is not None:
+        if network is not None and request is not None:
             network.release(request)
 
-    def _packets(self, component: str, step: int, parts, bandwidth: float, packed: bool, end: float):
+    def _packets(self, component: str, step: int, parts: list[tuple[str, int, int, tuple[int, ...]]],
+                 bandwidth: float, packed: bool, end: float) -> Generator:
         """The packets of one step, one event each: packed packets share the width, so packet i
         of a tensor ends at ceil(words sent so far / bandwidth)."""
         env = self.env
@@ -428,203 +595,114 @@ class LayerSimulation:
         if env.now != end:
             raise AssertionError(f"step {step}: packets end at {env.now}, transfers at {end}")
 
-    def _distribute(self):
-        env = self.env
-        latency = self.ingress_latency
-        step = 0
-        tile = -1
-        l2_arrival = 0.0
-        for run, (demand, repeat) in enumerate(self.profile.steps()):
-            if "packed_ingress" in self.ideal:
-                words = demand.input.words + demand.weight.words + demand.readback.words
-                parts = [("", words, ceil(words / self.ingress_bw), ())] if words else []
-            else:
-                parts = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
-                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
-                                            ("output", demand.readback)) if ts.words]
-            # a read-back waits for its own drain, which the steady-state proof does not cover
-            eligible = self.fast_forward and not (demand.tile_first or demand.tile_last or demand.readback.words)
-            done = 0
-            while done < repeat:
-                begin = env.now
-                if demand.tile_first:
-                    tile, l2_arrival = yield self.l2_ready.get()
-                yield self.l1_slots.get(1)
-                held_from = env.now
-                if demand.readback.words:  # not before the previous visit's drain has landed
-                    source = self.profile.visits.previous_end(step)
-                    # a visit in which no PE worked drained nothing: the one before it did
-                    while source >= 0 and not (yield from self.partial_sums.wait(source)):
-                        source = self.profile.visits.previous_end(source)
-                held = env.now - held_from  # cycles the step was held for its partial sums
-                hint = self.ff_hint
-                count = 1
-                if eligible and hint is not None and hint[0] == run and repeat - done >= MIN_BLOCK_STEPS + self.operand_slots:
-                    count = repeat - done
-                slot_at = env.now
-                if parts:
-                    yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw,
-                                          self.profile_options.packed_ingress)
-                self._count_ingress(demand, count)
-                if self.values is not None:
-                    self.values.delivered(step, count, demand)
-                if self.fast_forward and count == 1:
-                    self.rec[step] = [begin, slot_at, env.now]
-                self.ready.put((step, run, count, demand, env.now + latency, l2_arrival, held, tile))
-                if count > 1:
-                    # the remaining identical steps repeat the steady state, one period each;
-                    # the other operand buffers are taken when the next steps would take them
-                    put_at = env.now
-                    for later in range(1, self.operand_slots):
-                        # step k+1+later takes its buffer when the unrolled step would
-                        yield env.timeout(max(0, put_at + (later - 1) * hint[1] - env.now))
-                        yield self.l1_slots.get(1)
-                    yield env.timeout(put_at + (count - 1) * hint[1] - env.now)
-                if demand.tile_last:
-                    self.l2_slots.put(1)
-                step += count
-                done += count
-
-    def _count_ingress(self, d: StepDemand, n: int) -> None:
-        """Count ``n`` steps' operand deliveries and MAC operand accesses."""
+    def _count_ingress(self, d: StepDemand) -> None:
+        """Count one step's operand deliveries and MAC operand accesses."""
+        acc = self.count.acc
         for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            self.acc[tensor].l2_read += n * ts.words
-            self.acc[tensor].l1_write += n * ts.dest_words
-            self.acc[tensor].l1_read += n * d.macs
-            self.noc_words += n * ts.words
-            self.noc_dest += n * ts.dest_words
-        out = self.acc["output"]
-        out.l2_read += n * d.readback.words
-        out.l1_write += n * (d.readback.dest_words + d.macs)
-        out.l1_read += n * d.macs
-        self.noc_words += n * d.readback.words
-        self.noc_dest += n * d.readback.dest_words
+            acc[tensor].l2_read += ts.words
+            acc[tensor].l1_write += ts.dest_words
+            acc[tensor].l1_read += d.macs
+            self.count.noc_words += ts.words
+            self.count.noc_dest += ts.dest_words
+        out = acc["output"]
+        out.l2_read += d.readback.words
+        out.l1_write += d.readback.dest_words + d.macs
+        out.l1_read += d.macs
+        self.count.noc_words += d.readback.words
+        self.count.noc_dest += d.readback.dest_words
 
-    def _compute(self):
-        env = self.env
+    def _compute(self) -> Generator:
+        env, st = self.env, self.states["compute"]
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
-        pipeline = self.pipeline
         fold = self.options.systolic_fold
         total = self.cm.steps
-        while self.steps_done < total:
-            waited_from = env.now
-            step, run, count, demand, arrival, l2_arrival, held, tile = yield self.ready.get()
-            period = self.ff_hint[1] if count > 1 else 0  # steady-state cycles per step of a block
-            start = max(env.now, arrival)
-            waited = start - waited_from
-            dram_part = min(waited, max(0.0, l2_arrival - waited_from))
+        count = self.count
+        while count.steps_done < total:
+            st.phase = "ready"
+            st.since = env.now
+            token: StepToken = yield self.ready.get()
+            st.token = token
+            d = token.demand
+            st.start = max(env.now, token.arrival)
+            waited = st.start - st.since
+            dram_part = min(waited, max(0, token.l2_arrival - st.since))
             # holding the read-back for its partial sums delayed the arrival by up to ``held``
             # cycles: that part of the rest of the wait is the reduction's
-            held_part = min(waited - dram_part, held)
-            stalls = [int(dram_part), int(waited - dram_part - held_part), 0]  # dram, noc, reduction
-            cycles = ceil(demand.max_pe_macs / mpc)
+            st.held_part = min(waited - dram_part, token.held)
+            st.stalls = [int(dram_part), int(waited - dram_part - st.held_part), 0]  # dram, noc, reduction
+            st.cycles = ceil(d.max_pe_macs / mpc)
             if fold is not None:
-                cycles += fold.overhead_cycles(demand.drain_groups > 0, {"input": demand.input.words,
-                                                                          "weight": demand.weight.words})
+                st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
+                                                                       "weight": d.weight.words})
             if self.options.per_pe:
-                for pe, macs in enumerate(demand.pe_macs):
+                for pe, macs in enumerate(d.pe_macs):
                     if macs:
-                        env.process(self._pe(step, pe, macs, mpc, start, start + cycles))
-            if start + cycles > env.now:
-                yield env.timeout(start + cycles - env.now)
-            if cycles:
-                self._record("pe_array", "compute", start, env.now, step, "", demand.macs, demand.active_pes)
+                        env.process(self._pe(token.step, pe, macs, mpc, st.start, st.start + st.cycles))
+            if st.start + st.cycles > env.now:
+                st.phase = "compute"
+                yield env.timeout(st.start + st.cycles - env.now)
+            if st.cycles:
+                self._record("pe_array", "compute", st.start, env.now, token.step, "", d.macs, d.active_pes)
             if self.values is not None:
-                self.values.computed(step, count)
-            computed_at = env.now
-            last_tile_step = demand.tile_last and self.tiles[tile].write_words > 0
-            drains = bool(demand.drain_groups or last_tile_step)
-            if count == 1:
-                self.l1_slots.put(1)
-            if drains:
+                self.values.computed(token.step)
+            st.done_at = env.now
+            last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
+            self.l1_slots.put(1)
+            if d.drain_groups or last_tile_step:
+                st.phase = "out_slot"
                 yield self.out_slots.get(1)
-                stalls[2] = int(env.now - computed_at)
-                self.drain_q.put((step, run, count, demand, env.now + pipeline,
-                                  tile if last_tile_step else -1, period))
-                if demand.drain_partial:
-                    self.partial_sums.promise(step, count)
-            self.partial_sums.reach(step + count)
-            if count > 1:
-                per_step_stalls = self.ff_hint[2]
-                # steady state: step i of the block computes one period after step i-1; the
-                # second output buffer is taken when the second step would take it, and the
-                # buffers are freed when the last steps' computations end
-                if drains and self.buffers == 2:
-                    yield env.timeout(computed_at + period - env.now)
-                    yield self.out_slots.get(1)
-                last_end = computed_at + (count - 1) * period
-                for release_at in range(self.operand_slots - 1, -1, -1):
-                    yield env.timeout(last_end - release_at * period - env.now)
-                    self.l1_slots.put(1)
-                if per_step_stalls[2]:
-                    yield env.timeout(per_step_stalls[2])
-                stalls = [a + (count - 1) * b for a, b in zip(stalls, per_step_stalls)]
-            elif self.fast_forward:
-                self.rec[step] += [waited_from, start, computed_at, env.now]
-                self.rec_stalls[step] = tuple(stalls)
-                if not drains:
-                    self._completed(step, run)
-            self.stall["dram"] += stalls[0]
-            self.stall["distribution_noc"] += stalls[1]
-            self.stall["reduction"] += stalls[2] + int(held_part)
-            if count == 1 and self.sink is not None:
-                self._stall("dram", waited_from, waited_from + stalls[0], step)
-                self._stall("reduction", waited_from + stalls[0], waited_from + stalls[0] + held_part, step)
-                self._stall("distribution_noc", waited_from + stalls[0] + held_part, start, step)
-                self._stall("reduction", computed_at, computed_at + stalls[2], step)
-            self.busy += count * cycles
-            self.macs += count * demand.macs
-            self.last_compute_end = max(self.last_compute_end, computed_at + (count - 1) * period)
-            self.steps_done += count
+                st.stalls[2] = int(env.now - st.done_at)
+                self.drain_q.put(DrainToken(token.step, d, env.now + self.pipeline,
+                                            token.tile if last_tile_step else -1))
+                if d.drain_partial:
+                    self.partial_sums.promise(token.step)
+            self.partial_sums.reach(token.step + 1)
+            stalls = st.stalls
+            count.stall["dram"] += stalls[0]
+            count.stall["distribution_noc"] += stalls[1]
+            count.stall["reduction"] += stalls[2] + int(st.held_part)
+            if self.sink is not None:
+                w = st.since
+                self._stall("dram", w, w + stalls[0], token.step)
+                self._stall("reduction", w + stalls[0], w + stalls[0] + st.held_part, token.step)
+                self._stall("distribution_noc", w + stalls[0] + st.held_part, st.start, token.step)
+                self._stall("reduction", st.done_at, st.done_at + stalls[2], token.step)
+            count.busy += st.cycles
+            count.macs += d.macs
+            self.track.compute_end = max(self.track.compute_end, st.done_at)
+            count.steps_done += 1
+            st.token = None
             if self.progress is not None:
-                self.progress(self.steps_done, total)
+                self.progress(count.steps_done, total)
         self.accounted_until = env.now  # the last step's computation and its output-buffer wait
+        st.phase = "done"
         self.drain_q.put(None)
 
-    def _completed(self, step: int, run: int) -> None:
-        """A step has left every stage: look for the steady state of its run.
-
-        The pipeline is a deterministic max-plus system whose state at a step is the event
-        times of the last B steps (B: buffers in flight). When B + 1 consecutive identical steps
-        show every event time shifted by one common period, all later identical steps repeat
-        that shift exactly, so they can be executed as one block of ``count`` periods.
-        """
-        self.recent.append((step, run, tuple(self.rec.pop(step)), self.rec_stalls.pop(step)))
-        window = self.operand_slots + 1  # operand_slots >= buffers
-        if len(self.recent) > window:
-            self.recent.pop(0)
-        if len(self.recent) < window or self.ff_hint is not None and self.ff_hint[0] == run:
-            return
-        steps = [r[0] for r in self.recent]
-        if any(r[1] != run for r in self.recent) or steps != list(range(steps[0], steps[0] + window)):
-            return
-        if len({r[3] for r in self.recent[1:]}) != 1 or len({len(r[2]) for r in self.recent}) != 1:
-            return
-        shifts = {b - a for prev, cur in zip(self.recent, self.recent[1:]) for a, b in zip(prev[2], cur[2])}
-        if len(shifts) == 1:
-            self.ff_hint = (run, shifts.pop(), self.recent[-1][3])
-
-    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float):
+    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float) -> Generator:
         """One PE's computation in per-PE execution; it must end with its lock-step group."""
         yield self.env.timeout(start + ceil(macs / mpc) - self.env.now)
         self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
         if self.env.now > group_end:
             raise AssertionError(f"step {step}: PE {pe} ends at {self.env.now} after its group ({group_end})")
 
-    def _drain(self):
-        env = self.env
-        landing: list = []
+    def _drain(self) -> Generator:
+        env, st = self.env, self.states["drain"]
+        landing: list[simpy.Process] = []
         ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
         while True:
-            item = yield self.drain_q.get()
-            if item is None:
+            st.phase = "get"
+            token: DrainToken | None = yield self.drain_q.get()
+            if token is None:
+                st.phase = "landing"
                 yield env.all_of(landing)  # write-backs wait for the outputs to land in L2
                 self.wb_q.put(None)
+                st.phase = "done"
                 return
-            step, run, count, d, ready_at, tile, period = item
-            if env.now < ready_at:
-                yield env.timeout(ready_at - env.now)
-            began = env.now
+            st.token = token
+            if env.now < token.ready_at:
+                st.phase = "pipeline"
+                yield env.timeout(token.ready_at - env.now)
+            d = token.demand
             latency = 0
             if d.drain_groups:
                 if ideal_packed:
@@ -632,62 +710,251 @@ class LayerSimulation:
                 else:
                     part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 latency = self._reduction_latency(d.drain_max_group)
-                yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw,
+                st.phase = "send"
+                yield from self._send(self.egress, "reduction_noc", token.step, [part], self.egress_bw,
                                       self.profile_options.packed_egress)
-                out = self.acc["output"]
-                out.l1_read += count * d.drain_pe_words
-                out.l2_write += count * d.drain_words
-                self.egress_words += count * d.drain_pe_words
+                out = self.count.acc["output"]
+                out.l1_read += d.drain_pe_words
+                out.l2_write += d.drain_words
+                self.count.egress_words += d.drain_pe_words
                 if self.values is not None:
-                    self.values.drained(step, count, d)
+                    self.values.drained(token.step, d)
             if d.drain_partial:  # a later visit reads these partial sums back once they landed
-                self.partial_sums.announce(step, env.now + latency, count, period)
-            if count > 1:
-                sent_at = env.now
-                for release_at in range(self.buffers - 1, -1, -1):
-                    yield env.timeout(sent_at + (count - 1 - release_at) * period - env.now)
-                    self.out_slots.put(1)
-            else:
-                if self.fast_forward:
-                    self.rec[step] += [began, env.now]
-                    self._completed(step, run)
-                self.out_slots.put(1)  # the PE buffers are free once the words have left
+                self.partial_sums.announce(token.step, env.now + latency)
+            self.out_slots.put(1)  # the PE buffers are free once the words have left
+            st.token = None
             if latency:
                 landing = [p for p in landing if p.is_alive]
-                landing.append(env.process(self._land(latency, tile)))
+                land = ProcessState("land", phase="latency", tile=token.tile)
+                landing.append(self._spawn(self._land(land, latency), land))
             else:
-                self._landed(tile)
+                self._landed(token.tile)
 
-    def _land(self, latency: int, tile: int):
+    def _land(self, st: ProcessState, latency: int) -> Generator:
         """Partial sums reach L2 ``latency`` cycles after leaving the PEs (reduction depth)."""
         yield self.env.timeout(latency)
-        self._landed(tile)
+        del self.owner[self.env.active_process]
+        self._landed(st.tile)
 
     def _landed(self, tile: int) -> None:
-        self.last_drain_end = max(self.last_drain_end, self.env.now)
+        self.track.drain_end = max(self.track.drain_end, self.env.now)
         if tile >= 0:
             self.wb_q.put(tile)
 
-    def _dma_out(self):
-        env = self.env
+    def _dma_out(self) -> Generator:
+        env, st = self.env, self.states["dma_out"]
         while True:
+            st.phase = "get"
             tile = yield self.wb_q.get()
             if tile is None:
+                st.phase = "done"
                 return
-            td: TileDemand = self.tiles[tile]
+            st.tile = tile
+            td: TileDemand = self.tiles.traffic(tile)
             busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, "dram" in self.ideal)
-            with self.dram.request() as req:
-                yield req
-                start = env.now
-                yield env.timeout(busy)
-                self._record("dram", "write", start, env.now + latency, tile, "output", td.write_words)
-                if self.values is not None:
-                    self.values.written_back(tile)
-                self.write_backs.announce(tile, env.now + latency)
-            out = self.acc["output"]
+            st.phase = "dram_request"
+            request = self.dram.request()
+            yield request
+            st.phase = "dma"
+            st.start = env.now
+            yield env.timeout(busy)
+            self._record("dram", "write", st.start, env.now + latency, st.tile, "output", td.write_words)
+            if self.values is not None:
+                self.values.written_back(st.tile)
+            self.write_backs.announce(st.tile, env.now + latency)
+            self.dram.release(request)
+            out = self.count.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
-            self.end_time = max(self.end_time, env.now + latency)
+            self.track.write_end = max(self.track.write_end, env.now + latency)
+
+    # ------------------------------------------------------------------ warps
+    def _checkpoints(self) -> None:
+        """Take the pending checkpoints: compare each with the snapshots of the last
+        ``MAX_PERIOD_ITERATIONS`` iterations of its loop and warp when the state repeats;
+        otherwise keep it for the next iterations."""
+        pending, self.pending = self.pending, []
+        for checkpoint in pending:
+            if self._oldest_in_flight() < checkpoint.class_first:
+                continue  # a step from before the class is still in flight: no repeat yet
+            snap = self._snapshot(checkpoint)
+            if snap is None:
+                continue
+            recent = [old for old in self.snapshots.get(checkpoint.level, [])
+                      if (checkpoint.step - old.checkpoint.step) % checkpoint.stride == 0
+                      and checkpoint.step - old.checkpoint.step <= MAX_PERIOD_ITERATIONS * checkpoint.stride]
+            for before in reversed(recent):  # the shortest period first
+                if before.state == snap.state and snap.cycle > before.cycle and self._warp(before, snap):
+                    # snapshots of this loop and those inside it predate the jump; outer ones
+                    # still describe the start of the current outer iteration
+                    self.snapshots = {level: kept for level, kept in self.snapshots.items()
+                                      if level < checkpoint.level}
+                    return
+            self.snapshots[checkpoint.level] = (recent + [snap])[-MAX_PERIOD_ITERATIONS:]
+
+    def _snapshot(self, cp: Checkpoint) -> Snapshot | None:
+        """The state at a checkpoint relative to its cycle, step and tile; None when it cannot
+        repeat (a step or tile in flight from before the checkpoint's class)."""
+        env = self.env
+        T, s, t = env.now, cp.step, cp.tile
+        compute = self.states["compute"]
+        # a tile's arrival matters only against when the array began waiting for it
+        theta = min(T, compute.since) if compute.phase == "ready" else T
+
+        def clamp(cycle: int) -> int:
+            return max(cycle - T, 0)
+
+        def step_token(tok: StepToken | None) -> tuple | None:
+            if tok is None:
+                return None
+            return (tok.step - s, id(tok.demand), clamp(tok.arrival),
+                    max(tok.l2_arrival, theta) - T if tok.demand.tile_first else 0, tok.held, _rel_tile(tok.tile, t))
+
+        def drain_token(tok: DrainToken | None) -> tuple | None:
+            if tok is None:
+                return None
+            return (tok.step - s, id(tok.demand), clamp(tok.ready_at), _rel_tile(tok.tile, t))
+
+        st = self.states
+        dma_in, dist, drain, dma_out = st["dma_in"], st["distribute"], st["drain"], st["dma_out"]
+        waiting = dist.phase.startswith("psum")
+        states = (
+            (dma_in.phase, dma_in.tile - t, dma_in.key - t if dma_in.phase.startswith("wb") else None),
+            (dist.phase, dist.step - s, _rel_tile(dist.tile, t), max(dist.l2_arrival, theta) - T,
+             dist.since - T if waiting else None, dist.key - s if waiting else None),
+            (compute.phase, compute.since - T if compute.phase == "ready" else None)
+            + ((step_token(compute.token), tuple(compute.stalls), compute.held_part, compute.cycles,
+                compute.done_at - T if compute.phase == "out_slot" else None)
+               if compute.phase in ("compute", "out_slot") else ()),
+            (drain.phase, drain_token(drain.token)),
+            (dma_out.phase, _rel_tile(dma_out.tile, t) if dma_out.phase in ("dram_request", "dma") else None),
+        )
+        queue = []
+        for at, priority, _, event in sorted(env._queue):  # noqa: SLF001 (SimPy's event queue)
+            owners = [self._label(cb, t) for cb in (event.callbacks or [])]
+            queue.append((at - T, priority, tuple(owners)))
+        psums = self.partial_sums.landing_after(T)
+        wbs = self.write_backs.landing_after(T)
+        if psums is None or wbs is None:
+            return None
+        state = (
+            states, tuple(queue),
+            tuple(step_token(x) for x in self.ready.items),
+            tuple(drain_token(x) for x in self.drain_q.items),
+            tuple(_rel_tile(x, t) if x is not None else None for x in self.wb_q.items),
+            tuple((x.tile - t, max(x.cycle, theta) - T) for x in self.l2_ready.items),
+            (self.l1_slots.level, self.out_slots.level, self.l2_slots.level),
+            _resource_state(self.dram, self, t), _resource_state(self.noc, self, t) if self.noc else None,
+            tuple((k - s, c - T) for k, c in psums), tuple(sorted(p - s for p in self.partial_sums.promised)),
+            self.partial_sums.reached - s, tuple((k - t, c - T) for k, c in wbs),
+        )
+        return Snapshot(cp, T, state, self.count.vector(), self.track.values(),
+                        len(self.partial_sums.log), len(self.write_backs.log))
+
+    def _label(self, callback: Any, t: int) -> tuple:
+        """Who a pending event wakes: a process by name (a transient one with its tile)."""
+        process = getattr(callback, "__self__", None)
+        state = self.owner.get(process) if isinstance(process, simpy.Process) else None
+        if state is None:
+            return ("?", getattr(callback, "__qualname__", repr(callback)))
+        if state.name in ("arrive", "land"):
+            return (state.name, _rel_tile(state.tile, t))
+        return (state.name,)
+
+    def _oldest_in_flight(self) -> int:
+        """The earliest step still held by a process or queued (the pipeline keeps step order)."""
+        for tok in (self.states["drain"].token, self.drain_q.items[0] if self.drain_q.items else None,
+                    self.states["compute"].token, self.ready.items[0] if self.ready.items else None):
+            if tok is not None:
+                return tok.step
+        return self.states["distribute"].step
+
+    def _in_flight(self) -> tuple[list[int], list[int], int]:
+        """Steps and tiles in flight (held by a process or queued), and the last tile whose
+        demand the DMA has read."""
+        steps, tiles = [], []
+        for tok in list(self.ready.items) + list(self.drain_q.items):
+            if tok is not None:
+                steps.append(tok.step)
+                tiles.append(tok.tile)
+        for name in ("compute", "drain"):
+            tok = self.states[name].token
+            if tok is not None:
+                steps.append(tok.step)
+                tiles.append(tok.tile)
+        steps += list(self.partial_sums.promised)
+        tiles += [x.tile for x in self.l2_ready.items] + [x for x in self.wb_q.items if x is not None]
+        for state in self.owner.values():
+            if state.name in ("arrive", "land", "distribute") or (
+                    state.name == "dma_out" and state.phase in ("dram_request", "dma")):
+                tiles.append(state.tile)
+        dma_in = self.states["dma_in"]
+        read = dma_in.tile - 1 if dma_in.phase in ("slot", "done") else dma_in.tile
+        return steps, [x for x in tiles if x >= 0], read
+
+    def _warp(self, before: Snapshot, now: Snapshot) -> bool:
+        """Jump as many periods as the class allows; False if none."""
+        cp = now.checkpoint
+        period = now.cycle - before.cycle
+        q = (cp.step - before.checkpoint.step) // cp.stride  # iterations per period
+        m, c = q * cp.stride, q * cp.tiles
+        dist = self.states["distribute"]
+        steps, tiles, dma_read = self._in_flight()
+        # a step in flight moves k periods on: it must lie in the class, like its new place
+        if any(x < cp.class_first for x in steps):
+            return False
+        # the distribution has read demands up to its step, the DMA tile demands up to
+        # ``dma_read``: after the jump they must still lie inside the class
+        k = (cp.class_end - 1 - dist.step) // m
+        if c:
+            tile_class_first = cp.tile - (cp.step - cp.class_first) // cp.stride * cp.tiles
+            if any(x < tile_class_first for x in tiles):
+                return False
+            class_end_tile = cp.tile + (cp.class_end - cp.step) // cp.stride * cp.tiles
+            k = min(k, (class_end_tile - 1 - dma_read) // c)
+        elif len(self.write_backs.log) > before.wb_log:
+            return False  # a write-back within one tile's iteration cannot repeat
+        if k < 1 or k * m < MIN_WARP_STEPS:
+            return False
+        self._shift(k, m, c, period, before, now)
+        return True
+
+    def _shift(self, k: int, m: int, c: int, period: int, before: Snapshot, now: Snapshot) -> None:
+        """Move the whole simulation ``k`` periods on (see the module docstring)."""
+        env = self.env
+        dt, ds, dc = k * period, k * m, k * c
+        # the window's announcements, repeated for the skipped periods
+        for milestones, first, key_stride in ((self.partial_sums, before.psum_log, m),
+                                              (self.write_backs, before.wb_log, c)):
+            window = milestones.log[first:]
+            for lattice in window:
+                milestones.add(lattice.shifted(key_stride, period).repeated(k, key_stride, period))
+        self.partial_sums.promised = {p + ds for p in self.partial_sums.promised}
+        self.partial_sums.reached += ds
+        # every pending event and every cycle, step and tile in flight
+        env._now += dt  # noqa: SLF001 (a uniform shift keeps SimPy's heap order)
+        env._queue = [(at + dt, priority, eid, event) for at, priority, eid, event in env._queue]  # noqa: SLF001
+        for state in self.owner.values():
+            _shift_state(state, dt, ds, dc)
+        for tok in self.ready.items:
+            _shift_step_token(tok, dt, ds, dc)
+        for tok in self.drain_q.items:
+            if tok is not None:
+                _shift_drain_token(tok, dt, ds, dc)
+        self.wb_q.items[:] = [x + dc if x is not None and x >= 0 else x for x in self.wb_q.items]
+        for arrival in self.l2_ready.items:
+            arrival.tile += dc
+            arrival.cycle += dt
+        # counts: k more periods; latest cycles: those updated in the period move on
+        self.count.add_scaled(now.counters, before.counters, k)
+        track = self.track
+        old, new = before.trackers, now.trackers
+        track.compute_end += dt if new[0] != old[0] else 0
+        track.drain_end += dt if new[1] != old[1] else 0
+        track.write_end += dt if new[2] != old[2] else 0
+        self.warped_steps += ds
+        if self.progress is not None:
+            self.progress(self.count.steps_done, self.cm.steps)
 
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
@@ -696,46 +963,143 @@ class LayerSimulation:
         l2_req = self.profile.l2_required_words * hw.word_size_bytes * self.l2_buffers
         energy = self._energy()
         mpc = hw.pe_array.macs_per_pe_per_cycle
+        count = self.count
         return fill_bounds(LayerResult(
             layer=cm.layer.name,
             op=cm.layer.op.value,
             hw=hw.name,
             mode=self.options.mode,
             cycles=cycles,
-            macs=self.macs,
+            macs=count.macs,
             num_pes=hw.num_pes,
             used_pes=cm.used_pes,
-            pe_utilization=self.macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
-            compute_busy_cycles=int(self.busy),
-            stall_cycles=dict(self.stall),
+            pe_utilization=count.macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
+            compute_busy_cycles=int(count.busy),
+            stall_cycles=dict(count.stall),
             energy_pj=sum(energy.values()),
             energy_breakdown_pj=energy,
-            accesses=self.acc,
-            noc_words=self.noc_words,
-            noc_delivered_words=self.noc_dest,
-            multicast_factor=self.noc_dest / self.noc_words if self.noc_words else 1.0,
-            egress_words=self.egress_words,
+            accesses=count.acc,
+            noc_words=count.noc_words,
+            noc_delivered_words=count.noc_dest,
+            multicast_factor=count.noc_dest / count.noc_words if count.noc_words else 1.0,
+            egress_words=count.egress_words,
             l1_required_bytes=l1_req,
             l2_required_bytes=l2_req,
             l1_size_bytes=hw.l1.size_bytes,
             l2_size_bytes=hw.l2.size_bytes,
-            steps=self.steps_done,
+            steps=count.steps_done,
             events=self.events,
             wall_seconds=wall,
         ), hw)
 
     def _energy(self) -> dict[str, float]:
-        hw = self.hw
-        l1 = sum(a.l1_read + a.l1_write for a in self.acc.values())
-        l2 = sum(a.l2_read + a.l2_write for a in self.acc.values())
-        dram = sum(a.dram_read + a.dram_write for a in self.acc.values())
+        hw, count = self.hw, self.count
+        l1 = sum(a.l1_read + a.l1_write for a in count.acc.values())
+        l2 = sum(a.l2_read + a.l2_write for a in count.acc.values())
+        dram = sum(a.dram_read + a.dram_write for a in count.acc.values())
         return {
-            "mac": self.macs * hw.energy.mac_pj,
+            "mac": count.macs * hw.energy.mac_pj,
             "l1": l1 * hw.l1_energy_pj,
             "l2": l2 * hw.l2_energy_pj,
             "dram": dram * hw.energy.dram_access_pj,
-            "noc": (self.noc_dest + self.egress_words) * hw.energy.noc_hop_pj,
+            "noc": (count.noc_dest + count.egress_words) * hw.energy.noc_hop_pj,
         }
+
+
+# ------------------------------------------------------------------------------------------
+class _Cursor:
+    """The distribution's position in the loop nest: the demand of each step, and whether
+    the step begins an iteration of a class worth a checkpoint."""
+
+    def __init__(self, profile: ScheduleProfile, steps_per_tile: int):
+        self.profile = profile
+        self.cm = profile.cm
+        self.steps_per_tile = steps_per_tile
+        self.step = -2
+        self.idx: list[int] = []
+        self.cls: list[int] = []
+
+    def at(self, step: int) -> tuple[StepDemand, Checkpoint | None]:
+        profile = self.profile
+        advanced = -1
+        if step == self.step + 1 and self.idx:
+            advanced = self._advance()
+        else:
+            self.idx = step_loop_indices(self.cm, step)
+            self.cls = list(profile.case(self.idx))
+        self.step = step
+        demand = profile.demand(step, tuple(self.cls))
+        if advanced < 0:
+            return demand, None
+        klass = profile.loop_classes[advanced][self.cls[advanced]]
+        i = self.idx[advanced]
+        if i == klass.first:
+            return demand, None
+        stride = profile.strides[advanced]
+        class_end = step + (klass.first + klass.count - i) * stride
+        if class_end - step - stride < MIN_WARP_STEPS:
+            return demand, None
+        spt = self.steps_per_tile
+        return demand, Checkpoint(advanced, step, step // spt, stride, stride // spt if stride >= spt else 0,
+                                  step - (i - klass.first) * stride, class_end)
+
+    def _advance(self) -> int:
+        """Move to the next step; the loop that advanced without wrapping (-1 at the end)."""
+        loops = self.cm.loops
+        classes = self.profile.loop_classes
+        for j in range(len(loops) - 1, -1, -1):
+            self.idx[j] += 1
+            if self.idx[j] < loops[j].trips:
+                nxt = self.cls[j] + 1
+                if nxt < len(classes[j]) and classes[j][nxt].first == self.idx[j]:
+                    self.cls[j] = nxt
+                return j
+            self.idx[j] = 0
+            self.cls[j] = 0
+        return -1
+
+
+def _rel_tile(tile: int, base: int) -> int:
+    return tile - base if tile >= 0 else tile
+
+
+def _resource_state(resource: simpy.Resource, sim: LayerSimulation, t: int) -> tuple:
+    """Who holds a resource and who queues for it, in order."""
+    def who(request: Any) -> tuple:
+        state = sim.owner.get(request.proc)
+        return (state.name,) if state is not None else ("?",)
+    return tuple(who(r) for r in resource.users), tuple(who(r) for r in resource.queue)
+
+
+def _shift_state(state: ProcessState, dt: int, ds: int, dc: int) -> None:
+    state.step += ds
+    if state.tile >= 0:
+        state.tile += dc
+    if state.key >= 0:
+        state.key += dc if state.phase.startswith("wb") else ds
+    state.since += dt
+    state.start += dt
+    state.done_at += dt
+    state.l2_arrival += dt
+    if isinstance(state.token, StepToken):
+        _shift_step_token(state.token, dt, ds, dc)
+    elif isinstance(state.token, DrainToken):
+        _shift_drain_token(state.token, dt, ds, dc)
+
+
+def _shift_step_token(tok: StepToken, dt: int, ds: int, dc: int) -> None:
+    tok.step += ds
+    tok.arrival += dt
+    if tok.demand.tile_first:
+        tok.l2_arrival += dt
+    tok.tile += dc
+
+
+def _shift_drain_token(tok: DrainToken, dt: int, ds: int, dc: int) -> None:
+    tok.step += ds
+    tok.ready_at += dt
+    if tok.tile >= 0:
+        tok.tile += dc
 
 
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
@@ -744,3 +1108,4 @@ def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = 
     return LayerSimulation(cm, hw, options, sink, progress=progress).run()
 
 
+__all__ = ["IDEAL_EFFECTS", "LayerSimulation", "SimOptions", "check_reduction_support", "simulate_layer"]

@@ -1,11 +1,19 @@
 """What every step of a tile schedule moves and computes: the simulator's work list.
 
-For each step this derives, from the PEs' boxes, the MACs and compute cycles, the operand words
-the distribution network must deliver (only what is not already in a PE's L1; one transfer per
-multicast group), the partial-sum read-backs at the start of a revisited output tile, and the
-output drains (spatial reduction groups) at the end of an output tile. For each L2 tile (the
-data of the innermost level-0 loops that fit L2) it derives the DRAM traffic. Consecutive steps with identical
-demands are run-length encoded, so the engine receives ``(StepDemand, repeat)`` pairs.
+For each step this derives the MACs and compute cycles, the operand words the distribution
+network must deliver (only what is not already in a PE's L1; one transfer per multicast group),
+the partial-sum read-backs at the start of a revisited output tile, and the output drains
+(spatial reduction groups) at the end of an output tile. For each L2 tile (the data of the
+innermost level-0 loops that fit L2) it derives the DRAM traffic.
+
+Cost does not grow with the number of steps or of PEs (see :mod:`accelsim.mapping.geometry`):
+all steps of one *case* (one class of indices per loop) have the same demand, computed once,
+and within a step the PEs of one *class* (one interval of sub-units per cluster level) are
+translates of each other, so a demand is computed on one representative per class and
+weighted by the class size. Multicast and reduction groups (PEs holding the same tensor box)
+are counted from how far each tensor's box moves per sub-unit at each level: where distinct
+sub-units always hold distinct boxes the count is a product of interval sizes, elsewhere the
+representatives' boxes are enumerated. Tile demands are computed per L2 tile index on demand.
 
 Counting rules (also in the README):
 - an idle PE keeps its L1 contents; a tile already resident is not fetched again, only the part
@@ -18,17 +26,21 @@ Counting rules (also in the README):
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from math import prod
-from typing import Iterator
+from itertools import product
+from math import ceil, prod
 
 import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping, Level
-from accelsim.mapping.steps import StepBoxes, loop_indices, loop_strides, step_boxes
+from accelsim.mapping.geometry import (
+    LoopClass, UnitClasses, boxes, every_index_classes, last_active, level_intervals, loop_classes, loop_points,
+    loop_strides, pe_index, previous_active, step_loop_indices, unit_classes, unit_velocity, volume,
+)
 
 OPERANDS = ("input", "weight")
-MAX_CHUNK_ELEMENTS = 1 << 18  # steps x PEs per numpy chunk
+ENUMERATION_LIMIT = 1 << 16  # sub-unit tuples enumerated at most to prove boxes distinct
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,9 @@ class TileDemand:
 @dataclass(frozen=True)
 class ProfileOptions:
     """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle) used
-    to size packets. ``detail`` keeps per-PE and per-packet lists for the per-PE engine."""
+    to size packets. ``detail`` keeps per-PE and per-packet lists for the per-PE engine;
+    ``exact`` treats every loop index and every sub-unit as its own class (for mappings whose
+    windows overlap or leave gaps, ``--unchecked``)."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
@@ -96,72 +110,10 @@ class ProfileOptions:
     # otherwise each packet takes ceil(words / bandwidth) cycles on its own
     packed_ingress: bool = False
     packed_egress: bool = False
+    exact: bool = False
 
 
 # ------------------------------------------------------------------------------------------
-def tensor_box(cm: CompiledMapping, role: str, sb: StepBoxes) -> tuple[np.ndarray, np.ndarray]:
-    """lo/hi index per tensor axis: arrays (axes, steps, pes)."""
-    lo, hi = [], []
-    for axis in cm.nest.tensors[role]:
-        lo.append(sum(c * sb.start[d] for d, c in axis))
-        hi.append(sum(c * (sb.start[d] + sb.extent[d] - 1) for d, c in axis))
-    return np.stack(lo), np.stack(hi)
-
-
-def _volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.prod(np.clip(hi - lo + 1, 0, None), axis=0)
-
-
-def _ceil_div(a: np.ndarray, b: float) -> np.ndarray:
-    return np.ceil(a / b).astype(np.int64)
-
-
-_HASH_WEIGHTS = np.random.default_rng(20261121).integers(1, 2**62, size=64, dtype=np.int64) | 1
-
-
-def _groups(rows: np.ndarray, keys: np.ndarray, distinct: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group entries by (row, key): (row of each group, index of its first entry, size).
-    Without ``distinct`` every entry is its own group.
-
-    Keys are hashed to one int64 for speed; the grouping is then verified exactly and falls
-    back to a full row comparison if two different keys ever share a hash.
-    """
-    if len(rows) == 0 or not distinct:
-        return rows, np.arange(len(rows)), np.ones(len(rows), dtype=np.int64)
-    table = np.column_stack([rows, keys])
-    with np.errstate(over="ignore"):
-        hashed = table @ _HASH_WEIGHTS[: table.shape[1]]
-    _, first, inverse, counts = np.unique(hashed, return_index=True, return_inverse=True, return_counts=True)
-    if not np.array_equal(table, table[first[inverse.ravel()]]):
-        _, first, counts = np.unique(table, axis=0, return_index=True, return_counts=True)
-    return rows[first], first, counts
-
-
-def _per_row_sums(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    out = np.zeros(n, dtype=np.int64)
-    np.add.at(out, rows, values)
-    return out
-
-
-def _per_row_max(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    out = np.zeros(n, dtype=np.int64)
-    np.maximum.at(out, rows, values)
-    return out
-
-
-class _Carry:
-    """Per-PE state carried from one chunk of steps to the next."""
-
-    def __init__(self, cm: CompiledMapping):
-        pes = cm.used_pes
-        self.valid = np.zeros(pes, dtype=bool)
-        self.boxes = {
-            role: (np.zeros((len(axes), pes), dtype=np.int64), np.zeros((len(axes), pes), dtype=np.int64))
-            for role, axes in cm.nest.tensors.items()
-        }
-        self.run_active = np.zeros(pes, dtype=bool)
-
-
 def output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
     """(steps per output run, indices of reduction loops outside the innermost output loop)."""
     flags = cm.loop_kind_flags()
@@ -198,193 +150,346 @@ class VisitOrder:
         return -1
 
 
-class ScheduleProfile:
-    """The work list of a compiled mapping: step demands (streamed) and L2 tile demands.
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Groups:
+    """Transfers of one kind in one step, as blocks of identical groups: ``n`` groups of
+    ``words`` words each, every group made of ``members`` PEs."""
 
-    ``l1_required_words`` (largest per-PE footprint of all three tensors in one step) is
-    complete once :meth:`steps` has been exhausted; ``l2_required_words`` (the largest data
-    of one level-0 iteration: the least L2 the mapping needs) and ``tiles`` (the L2 tiles
-    actually used, see :func:`_tile_demands`) are known at construction.
+    n: np.ndarray
+    words: np.ndarray
+    members: np.ndarray
+
+    def count(self) -> int:
+        return int(self.n.sum())
+
+    def total(self) -> int:
+        return int((self.n * self.words).sum())
+
+    def serial_cycles(self, bandwidth: float, packed: bool) -> int:
+        """Cycles on a network of ``bandwidth`` words/cycle: all words at once (packed) or
+        group by group."""
+        if packed:
+            return ceil(self.total() / bandwidth)
+        return int((self.n * np.ceil(self.words / bandwidth).astype(np.int64)).sum())
+
+    def max_members(self) -> int:
+        return int(self.members.max(initial=0))
+
+
+class _Grouping:
+    """Counts PEs holding identical boxes of one tensor among the PE classes.
+
+    A PE of class ``c`` with sub-unit tuple ``u`` holds, per tensor axis, ``V u + k_c`` for the
+    tensor's per-level velocity ``V`` (:func:`~accelsim.mapping.geometry.unit_velocity`) and a
+    class constant ``k_c``; two PEs hold the same box iff these agree (extents agree within a
+    class). Only levels with a non-zero velocity (*relevant* levels) can tell PEs apart.
+    """
+
+    def __init__(self, cm: CompiledMapping, role: str, classes: UnitClasses, exact: bool):
+        self.velocity = unit_velocity(cm, role)
+        self.relevant = [l for l in range(len(cm.levels)) if self.velocity[l].any()]
+        self.classes = classes
+        self.exact = exact
+        units = [cm.levels[l].units for l in self.relevant]
+        self.injective = not exact and _injective(self.velocity[self.relevant], units)
+
+    def groups(self, keys: np.ndarray, reps: int, words: np.ndarray, sel: np.ndarray) -> _Groups:
+        """Groups among the selected classes ``sel``; ``keys`` (classes, reps * axes) holds
+        ``reps`` axis vectors per class that move with the sub-units (box corners) followed by
+        constant columns; ``words`` per class (equal for PEs of one group)."""
+        cls = self.classes
+        idx = np.nonzero(sel)[0]
+        if len(idx) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return _Groups(empty, empty, empty)
+        axes = self.velocity.shape[1]
+        shift = cls.first[idx] @ self.velocity  # (n, axes): V u of each representative
+        norm = keys[idx].copy()
+        norm[:, :reps * axes] -= np.tile(shift, reps)
+        irrelevant = [l for l in range(cls.first.shape[1]) if l not in self.relevant]
+        weight = cls.size[idx][:, irrelevant].prod(axis=1) if irrelevant else np.ones(len(idx), dtype=np.int64)
+        if self.injective:
+            table = np.column_stack([norm, cls.interval[idx][:, self.relevant]])
+            _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.ravel()
+            members = np.bincount(inverse, weights=weight, minlength=len(first)).astype(np.int64)
+            n = cls.size[idx[first]][:, self.relevant].prod(axis=1) if self.relevant else \
+                np.ones(len(first), dtype=np.int64)
+            return _Groups(n.astype(np.int64), words[idx[first]].astype(np.int64), members)
+        # enumerate the relevant sub-unit tuples of every selected class
+        rows, vals, wts = [], [], []
+        for j, c in enumerate(idx):
+            ranges = [np.arange(cls.first[c, l], cls.first[c, l] + cls.size[c, l]) for l in self.relevant]
+            tuples = list(product(*ranges))
+            grid = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(self.relevant))
+            moved = grid @ self.velocity[self.relevant]
+            block = np.repeat(norm[j][None, :], len(moved), axis=0)
+            block[:, :reps * axes] += np.tile(moved, reps)
+            rows.append(block)
+            vals.append(np.full(len(block), words[c], dtype=np.int64))
+            wts.append(np.full(len(block), weight[j], dtype=np.int64))
+        table = np.concatenate(rows)
+        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+        members = np.bincount(inverse.ravel(), weights=np.concatenate(wts), minlength=len(first)).astype(np.int64)
+        return _Groups(np.ones(len(first), dtype=np.int64), np.concatenate(vals)[first], members)
+
+
+def _injective(velocity: np.ndarray, units: list[int]) -> bool:
+    """Whether ``u -> velocity^T u`` is one-to-one on the sub-unit tuples (levels given by the
+    rows of ``velocity``, level l ranging over ``[0, units[l])``)."""
+    if not units:
+        return True
+    size = prod(units)
+    if size <= ENUMERATION_LIMIT:
+        grid = np.stack(np.meshgrid(*(np.arange(n, dtype=np.int64) for n in units), indexing="ij"), -1)
+        values = grid.reshape(-1, len(units)) @ velocity
+        return len(np.unique(values, axis=0)) == size
+    # mixed radix along one axis: each level's step exceeds everything the finer levels span
+    for a in range(velocity.shape[1]):
+        order = sorted(range(len(units)), key=lambda l: velocity[l, a])
+        span, ok = 0, True
+        for l in order:
+            if velocity[l, a] <= span:
+                ok = False
+                break
+            span += velocity[l, a] * (units[l] - 1)
+        if ok:
+            return True
+    raise NotImplementedError(
+        f"cannot tell whether {size} sub-unit tuples hold distinct boxes (velocities {velocity.tolist()})")
+
+
+# ------------------------------------------------------------------------------------------
+class ScheduleProfile:
+    """The work list of a compiled mapping: the demand of any step (one computation per case,
+    cached) and of any L2 tile.
+
+    ``l1_required_words`` (the largest per-PE footprint of all three tensors in one step: the
+    first step's first PE, whose windows are all full) and ``l2_required_words`` (the largest
+    data of one level-0 iteration: the least L2 the mapping needs) are known at construction.
     """
 
     def __init__(self, cm: CompiledMapping, opts: ProfileOptions, l2_capacity_words: int):
         self.cm = cm
         self.opts = opts
-        self.l1_required_words = 0
-        self.tiles, self.steps_per_tile, self.l2_required_words = _tile_demands(cm, l2_capacity_words)
+        exact = opts.exact
+        self.points = loop_points(cm)
+        self.loop_classes: list[list[LoopClass]] = (
+            every_index_classes(cm) if exact else [loop_classes(p, loop.trips) for p, loop in zip(self.points, cm.loops)])
+        self.class_starts = [[c.first for c in cls] for cls in self.loop_classes]
+        self.strides = loop_strides(cm)
+        self.units = unit_classes(cm, exact)
+        self.groupings = {role: _Grouping(cm, role, self.units, exact) for role in cm.nest.tensors}
+        self.run_steps, self.outer_red = output_loop_structure(cm)
         self.visits = VisitOrder(cm)
+        self.tiles = TileSchedule(cm, l2_capacity_words, exact)
+        self.steps_per_tile = self.tiles.steps_per_tile
+        self.l2_required_words = self.tiles.l2_required_words
+        self.l1_required_words = self._footprint_at_start()
+        self._demands: dict[tuple[int, ...], StepDemand] = {}
 
-    def steps(self) -> Iterator[tuple[StepDemand, int]]:
-        """(demand, repeat) for the whole schedule, consecutive equal demands merged."""
-        cm = self.cm
-        total = cm.steps
-        run_steps, outer_red = output_loop_structure(cm)
-        chunk = max(1, MAX_CHUNK_ELEMENTS // max(cm.used_pes, 1))
-        carry = _Carry(cm)
-        pending: StepDemand | None = None
-        repeat = 0
-        first = 0
-        while first < total:
-            n = min(chunk, total - first)
-            for d, count in self._chunk(step_boxes(cm, first, n), carry, run_steps, outer_red):
-                if d == pending:
-                    repeat += count
-                else:
-                    if pending is not None:
-                        yield pending, repeat
-                    pending, repeat = d, count
-            first += n
-        if pending is not None:
-            yield pending, repeat
+    # ---------------------------------------------------------------- structure
+    def case(self, indices: list[int]) -> tuple[int, ...]:
+        """The class number along each loop of a step given by its loop indices."""
+        return tuple(_class_of(starts, i) for starts, i in zip(self.class_starts, indices))
 
-    def _chunk(self, sb: StepBoxes, carry: _Carry, run_steps: int, outer_red: list[int]) -> list[tuple[StepDemand, int]]:
-        cm, opts = self.cm, self.opts
-        n, pes = sb.active.shape
-        steps = np.arange(sb.first, sb.first + n, dtype=np.int64)
-        act = sb.active
-        macs_pe = np.ones((n, pes), dtype=np.int64)
-        for d in cm.nest.dims:
-            macs_pe *= sb.extent[d]
+    def demand(self, step: int, case: tuple[int, ...] | None = None) -> StepDemand:
+        """The demand of ``step`` (``case``: its case, if known)."""
+        if case is None:
+            case = self.case(step_loop_indices(self.cm, step))
+        found = self._demands.get(case)
+        if found is None:
+            found = self._demands[case] = self._case_demand(case)
+        return found
 
-        # boxes stacked under the carried box (row 0): ff_idx[t] is the stack row of the PE's
-        # last active box at or before step t, prev_idx[t] the same strictly before t
-        rowid = np.where(act, np.arange(1, n + 1)[:, None], 0)
-        ff_idx = np.maximum.accumulate(rowid, axis=0)
-        prev_idx = np.vstack([np.zeros((1, pes), dtype=np.int64), ff_idx[:-1]])
-        prev_valid = (prev_idx > 0) | carry.valid[None, :]
-        boxes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        footprint = np.zeros((n, pes), dtype=np.int64)
-        for role in cm.nest.tensors:
-            lo, hi = tensor_box(cm, role, sb)
-            footprint += np.where(act, _volume(lo, hi), 0)
-            clo, chi = carry.boxes[role]
-            boxes[role] = (np.concatenate([clo[:, None, :], lo], axis=1), np.concatenate([chi[:, None, :], hi], axis=1))
-        if footprint.size:
-            self.l1_required_words = max(self.l1_required_words, int(footprint.max()))
+    # ---------------------------------------------------------------- per case
+    def _case_demand(self, case: tuple[int, ...]) -> StepDemand:
+        cm, opts, cls = self.cm, self.opts, self.units
+        nest = cm.nest
+        rep = np.array([[self.loop_classes[i][k].first for i, k in enumerate(case)]], dtype=np.int64)
+        step = int(sum(int(i) * s for i, s in zip(rep[0], self.strides)))
+        idx = [rep[:, i:i + 1] for i in range(rep.shape[1])]
+        units = cls.units()
+        cur = boxes(cm, idx, units)
+        act = cur.active[0]
+        vol = cur.volume()[0]
+        count = cls.count
+        prev_idx, has_prev = previous_active(cm, rep, units, self.points)
+        prev = boxes(cm, prev_idx, units)
+        prev_valid = bool(has_prev[0])
 
-        sets: dict[str, tuple] = {}
-        packets: list = []  # per tensor (input, weight, read-back): per step packet words
+        sets: dict[str, TransferSet] = {}
         for role in OPERANDS:
-            slo, shi = boxes[role]
-            lo, hi = slo[:, 1:], shi[:, 1:]
-            plo, phi = _take(slo, prev_idx), _take(shi, prev_idx)
-            inter = np.prod(np.clip(np.minimum(hi, phi) - np.maximum(lo, plo) + 1, 0, None), axis=0)
-            new = np.where(act, _volume(lo, hi) - np.where(prev_valid, inter, 0), 0)
-            srow, spe = np.nonzero(new > 0)
-            pv = prev_valid[srow, spe][:, None]
-            keys = np.concatenate(
-                [lo[:, srow, spe].T, hi[:, srow, spe].T,
-                 np.where(pv, plo[:, srow, spe].T, -1), np.where(pv, phi[:, srow, spe].T, -1)], axis=1)
-            words = new[srow, spe]
-            grow, gfirst, _ = _groups(srow, keys, opts.multicast)
-            gwords = words[gfirst]
-            sets[role] = self._transfer_sets(
-                n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle,
-                opts.packed_ingress)
-            packets.append(_split(gwords, grow, n) if opts.detail else None)
+            lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
+            plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
+            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
+            new = np.where(act, volume(lo, hi) - inter, 0)
+            need = new > 0
+            if prev_valid:
+                keys = np.concatenate([lo.T, hi.T, plo.T, phi.T], axis=1)
+                reps = 4
+            else:
+                keys = np.concatenate([lo.T, hi.T], axis=1)
+                reps = 2
+            groups = self._groups(role, keys, reps, new, need, opts.multicast)
+            sets[role] = self._transfer_set(groups, int((count * new).sum()), opts.noc_bandwidth_words_per_cycle,
+                                            opts.packed_ingress)
 
-        # ---- outputs: a run is the steps over one output tile --------------------------
-        olo, ohi = _take(boxes["output"][0], ff_idx), _take(boxes["output"][1], ff_idx)
-        ovol = _volume(olo, ohi)
-        run_start = steps % run_steps == 0
-        run_end = ((steps + 1) % run_steps == 0) | (steps == cm.steps - 1)
-        idx = loop_indices(cm, steps)
-        revisit = np.zeros(n, dtype=bool)
-        last_visit = np.ones(n, dtype=bool)
-        for i in outer_red:
-            revisit |= idx[i] > 0
-            last_visit &= idx[i] == cm.loops[i].trips - 1
-        # which PEs worked in the current run so far: an OR restarted at run starts
-        done = np.cumsum(act, axis=0, dtype=np.int64)
-        start_row = np.maximum.accumulate(np.where(run_start, np.arange(n), -1))
-        before = np.where((start_row > 0)[:, None], done[np.maximum(start_row - 1, 0)], 0)
-        worked_any = np.where((start_row >= 0)[:, None], done - before > 0, carry.run_active[None, :] | (done > 0))
-        carry.run_active = worked_any[-1].copy()
-
-        drow, dpe = np.nonzero(worked_any & run_end[:, None])
-        dkeys = np.concatenate([olo[:, drow, dpe].T, ohi[:, drow, dpe].T], axis=1)
-        grow, gfirst, gsize = _groups(drow, dkeys, True)
-        gwords = ovol[drow, dpe][gfirst]
-        drain_groups = _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n)
-        drain_words = _per_row_sums(grow, gwords, n)
-        drain_pe_words = _per_row_sums(drow, ovol[drow, dpe], n)
-        drain_max = _per_row_max(grow, gsize, n)
-        drain_serial = _serial(grow, gwords, n, opts.egress_bandwidth_words_per_cycle, opts.packed_egress)
-        drain_lists = _split(gwords, grow, n) if opts.detail else [()] * n
-
-        rrow, rpe = np.nonzero(act & (run_start & revisit)[:, None])
-        rkeys = np.concatenate([olo[:, rrow, rpe].T, ohi[:, rrow, rpe].T], axis=1)
-        grow, gfirst, _ = _groups(rrow, rkeys, True)
-        rwords = ovol[rrow, rpe][gfirst]
-        readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n),
-                                       opts.noc_bandwidth_words_per_cycle, opts.packed_ingress)
-        packets.append(_split(rwords, grow, n) if opts.detail else None)
-
-        # ---- carry to the next chunk ----------------------------------------------------
-        last = ff_idx[-1][None, :]
-        for role, (slo, shi) in boxes.items():
-            carry.boxes[role] = (_take(slo, last)[:, 0, :].copy(), _take(shi, last)[:, 0, :].copy())
-        carry.valid = carry.valid | act.any(axis=0)
-
-        per_top = self.steps_per_tile
-        top_first = steps % per_top == 0
-        top_last = (steps + 1) % per_top == 0
-        partial = (drain_groups > 0) & ~last_visit
-        scalars = np.column_stack([
-            macs_pe.sum(axis=1), act.sum(axis=1), macs_pe.max(axis=1),
-            *sets["input"], *sets["weight"], *readback,
-            drain_groups, drain_words, drain_pe_words, drain_max, partial, drain_serial, top_first, top_last,
-        ])
-        if opts.detail:
-            changes = np.arange(n)
+        # ---- outputs: a run is the steps over one output tile
+        run_start = step % self.run_steps == 0
+        run_end = (step + 1) % self.run_steps == 0 or step == cm.steps - 1
+        revisit = any(rep[0, i] > 0 for i in self.outer_red)
+        last_visit = all(rep[0, i] == cm.loops[i].trips - 1 for i in self.outer_red)
+        olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
+        ovol = volume(olo, ohi)
+        if run_start and revisit:
+            back = self._groups("output", np.concatenate([olo.T, ohi.T], axis=1), 2, ovol, act, True)
+            words = back.total()
+            readback = self._transfer_set(back, words, opts.noc_bandwidth_words_per_cycle, opts.packed_ingress)
         else:
-            changes = np.nonzero(np.r_[True, np.any(scalars[1:] != scalars[:-1], axis=1)])[0]
-        ends = np.r_[changes[1:], n]
-        rows = scalars[changes].tolist()
-        pe_macs = [tuple(macs_pe[t].tolist()) for t in changes] if opts.detail else None
-        out = []
-        for i, (t, row) in enumerate(zip(changes.tolist(), rows)):
-            sets_t = [TransferSet(*row[3 + 4 * j: 7 + 4 * j], packets[j][t] if opts.detail else ()) for j in range(3)]
-            demand = StepDemand(
-                row[0], row[1], row[2], sets_t[0], sets_t[1], sets_t[2],
-                row[15], row[16], row[17], row[18], bool(row[19]), row[20], bool(row[21]), bool(row[22]),
-                pe_macs[i] if opts.detail else (), drain_lists[t],
-            )
-            out.append((demand, int(ends[i] - t)))
-        return out
-
-    def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray, dest: np.ndarray,
-                       bandwidth: float, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per-step (packets, distinct words, delivered words, serial cycles) from packets
-        (row, words) and per-row delivered words."""
-        return (
-            _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n),
-            _per_row_sums(grow, gwords, n),
-            dest,
-            _serial(grow, gwords, n, bandwidth, packed),
+            readback = TransferSet()
+        drain = _Groups(*(np.zeros(0, dtype=np.int64),) * 3)
+        drain_pe_words = 0
+        if run_end:
+            # a PE drains if it worked in the run: by the prefix property, iff it works at its start
+            start_rep = rep.copy()
+            inner = [i for i in range(len(cm.loops)) if self.strides[i] < self.run_steps]
+            start_rep[:, inner] = 0
+            first = boxes(cm, [start_rep[:, i:i + 1] for i in range(rep.shape[1])], units)
+            slo, shi = (a[:, 0, :] for a in first.tensor(nest, "output"))
+            svol = volume(slo, shi)
+            worked = first.active[0]
+            drain = self._groups("output", np.concatenate([slo.T, shi.T], axis=1), 2, svol, worked, True)
+            drain_pe_words = int((count * np.where(worked, svol, 0)).sum())
+        tile_pos = step % self.steps_per_tile
+        demand = StepDemand(
+            macs=int((count * vol).sum()),
+            active_pes=int(count[act].sum()),
+            max_pe_macs=int(vol.max(initial=0)),
+            input=sets["input"],
+            weight=sets["weight"],
+            readback=readback,
+            drain_groups=drain.count(),
+            drain_words=drain.total(),
+            drain_pe_words=drain_pe_words,
+            drain_max_group=drain.max_members(),
+            drain_partial=drain.count() > 0 and not last_visit,
+            reduction_serial_cycles=drain.serial_cycles(opts.egress_bandwidth_words_per_cycle, opts.packed_egress),
+            tile_first=tile_pos == 0,
+            tile_last=tile_pos == self.steps_per_tile - 1,
         )
+        if opts.detail:
+            demand = self._with_detail(demand, idx, prev_idx, prev_valid, run_start and revisit, run_end)
+        return demand
+
+    def _groups(self, role: str, keys: np.ndarray, reps: int, words: np.ndarray, sel: np.ndarray,
+                multicast: bool) -> _Groups:
+        if not multicast:  # one packet per PE
+            idx = np.nonzero(sel)[0]
+            return _Groups(self.units.count[idx], words[idx].astype(np.int64), np.ones(len(idx), dtype=np.int64))
+        return self.groupings[role].groups(keys, reps, words, sel)
+
+    @staticmethod
+    def _transfer_set(groups: _Groups, dest_words: int, bandwidth: float, packed: bool) -> TransferSet:
+        return TransferSet(groups.count(), groups.total(), dest_words, groups.serial_cycles(bandwidth, packed))
+
+    def _footprint_at_start(self) -> int:
+        """Words of all three tensors in the first PE's L1 at the first step (every window
+        full, hence the largest footprint of any PE at any step)."""
+        cm = self.cm
+        zero = [np.zeros((1, 1), dtype=np.int64)] * len(cm.loops)
+        first = boxes(cm, zero, [np.zeros((1, 1), dtype=np.int64)] * len(cm.levels))
+        return int(sum(volume(*first.tensor(cm.nest, role))[0, 0] for role in cm.nest.tensors))
+
+    # ---------------------------------------------------------------- per-PE detail
+    def _with_detail(self, demand: StepDemand, idx: list[np.ndarray], prev_idx: list[np.ndarray],
+                     prev_valid: bool, reads_back: bool, drains: bool) -> StepDemand:
+        """The demand with per-PE MACs and per-packet word lists, computed PE by PE (apart from
+        the class sums, which they must reproduce)."""
+        cm, opts, nest = self.cm, self.opts, self.cm.nest
+        cls = self.units
+        pes, units = _member_pes(cm, cls)
+        # each member PE at the step and at its class's previous step
+        cur = boxes(cm, idx, [u[None, :] for u in units])
+        prev = boxes(cm, [np.repeat(p, cls.count, axis=1) for p in prev_idx], [u[None, :] for u in units])
+        pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
+        pe_macs[pes] = cur.volume()[0]
+        packets = {}
+        for role in OPERANDS:
+            lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
+            plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
+            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
+            new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
+            keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if prev_valid else []), axis=1)
+            packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
+        olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
+        readback = _packet_words(np.concatenate([olo.T, ohi.T], axis=1), volume(olo, ohi), cur.active[0], True) \
+            if reads_back else ()
+        drain_words: tuple[int, ...] = ()
+        if drains:
+            start = [i.copy() for i in idx]
+            for i in range(len(cm.loops)):
+                if self.strides[i] < self.run_steps:
+                    start[i] = np.zeros_like(start[i])
+            first = boxes(cm, start, [u[None, :] for u in units])
+            slo, shi = (a[:, 0, :] for a in first.tensor(nest, "output"))
+            drain_words = _packet_words(np.concatenate([slo.T, shi.T], axis=1), volume(slo, shi), first.active[0], True)
+        sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, ts.serial_cycles, packets[role])
+                for role, ts in (("input", demand.input), ("weight", demand.weight))}
+        detailed = StepDemand(
+            demand.macs, demand.active_pes, demand.max_pe_macs, sets["input"], sets["weight"],
+            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words,
+                        demand.readback.serial_cycles, readback),
+            demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
+            demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
+            tuple(pe_macs.tolist()), drain_words,
+        )
+        _check_detail(detailed, int(pe_macs.sum()))
+        return detailed
 
 
-def _serial(rows: np.ndarray, words: np.ndarray, n: int, bandwidth: float, packed: bool) -> np.ndarray:
-    """Cycles per step to send packets (row, words): packed or packet by packet."""
-    if packed:
-        return _ceil_div(_per_row_sums(rows, words, n), bandwidth)
-    return _per_row_sums(rows, _ceil_div(words, bandwidth), n)
+def _member_pes(cm: CompiledMapping, cls: UnitClasses) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Every member PE (class by class) and its sub-unit index at each level."""
+    per_level: list[list[np.ndarray]] = [[] for _ in cm.levels]
+    for c in range(len(cls)):
+        ranges = [np.arange(cls.first[c, l], cls.first[c, l] + cls.size[c, l]) for l in range(len(cm.levels))]
+        grid = np.meshgrid(*ranges, indexing="ij")
+        for l, g in enumerate(grid):
+            per_level[l].append(g.ravel())
+    units = [np.concatenate(u) if u else np.zeros(0, dtype=np.int64) for u in per_level]
+    return pe_index(cm, units), units
 
 
-def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """arr (axes, rows, pes) indexed along rows by idx (k, pes) -> (axes, k, pes)."""
-    pes = arr.shape[2]
-    flat = idx * pes + np.arange(pes)
-    return arr.reshape(arr.shape[0], -1)[:, flat]
+def _packet_words(keys: np.ndarray, words: np.ndarray, sel: np.ndarray, multicast: bool) -> tuple[int, ...]:
+    """Words of each packet: one per distinct key among the selected PEs (multicast), else one
+    per selected PE."""
+    idx = np.nonzero(sel)[0]
+    if not multicast or len(idx) == 0:
+        return tuple(int(w) for w in words[idx])
+    _, first = np.unique(keys[idx], axis=0, return_index=True)
+    return tuple(int(w) for w in words[idx][np.sort(first)])
 
 
-def _split(values: np.ndarray, rows: np.ndarray, n: int) -> list[tuple[int, ...]]:
-    """Group ``values`` by their ``rows`` into n tuples (entry order kept)."""
-    out: list[list[int]] = [[] for _ in range(n)]
-    for r, v in zip(rows.tolist(), values.tolist()):
-        out[r].append(v)
-    return [tuple(x) for x in out]
+def _check_detail(d: StepDemand, macs: int) -> None:
+    """The per-PE lists must add up to the class sums (two computations of one step)."""
+    problems = []
+    if macs != d.macs:
+        problems.append(f"per-PE MACs {macs} != {d.macs}")
+    for name, ts in (("input", d.input), ("weight", d.weight), ("read-back", d.readback)):
+        if len(ts.packet_words) != ts.transfers or sum(ts.packet_words) != ts.words:
+            problems.append(f"{name} packets {len(ts.packet_words)}/{sum(ts.packet_words)} words != "
+                            f"{ts.transfers}/{ts.words}")
+    if len(d.drain_group_words) != d.drain_groups or sum(d.drain_group_words) != d.drain_words:
+        problems.append(f"drain groups {len(d.drain_group_words)}/{sum(d.drain_group_words)} words != "
+                        f"{d.drain_groups}/{d.drain_words}")
+    if problems:
+        raise AssertionError("per-PE detail disagrees with the class sums: " + "; ".join(problems))
+
+
+def _class_of(starts: list[int], index: int) -> int:
+    """Number of the class (given by its first indices, ascending) holding ``index``."""
+    return bisect_right(starts, index) - 1
 
 
 # ------------------------------------------------------------------------------------------
@@ -397,7 +502,7 @@ def _top_level_mapping(cm: CompiledMapping) -> CompiledMapping:
     )
 
 
-def _runs(extents: list[int], full: list[int], layout: tuple[int, ...]) -> int:
+def _runs(extents: list[int], full: tuple[int, ...], layout: tuple[int, ...]) -> int:
     """Contiguous runs a box of ``extents`` forms in a tensor of ``full`` sizes stored with
     ``layout`` (axes outermost first, last one contiguous)."""
     runs = 1
@@ -410,108 +515,165 @@ def _runs(extents: list[int], full: list[int], layout: tuple[int, ...]) -> int:
     return runs
 
 
-def _delta_runs(lo, hi, plo, phi, full: list[int], layout: tuple[int, ...]) -> int:
-    """Runs of the part of box (lo, hi) outside box (plo, phi): exact when the boxes differ
+def _delta_runs(lo: list[int], hi: list[int], prev: tuple[list[int], list[int]] | None,
+                full: tuple[int, ...], layout: tuple[int, ...]) -> int:
+    """Runs of the part of box (lo, hi) outside box ``prev``: exact when the boxes differ
     along one axis (a sliding or stepping tile), else the whole new box."""
-    ext = [int(h - l + 1) for l, h in zip(lo, hi)]
-    if plo is None:
+    ext = [h - l + 1 for l, h in zip(lo, hi)]
+    if prev is None:
         return _runs(ext, full, layout)
+    plo, phi = prev
     differ = [a for a in range(len(ext)) if lo[a] != plo[a] or hi[a] != phi[a]]
     if len(differ) == 1:
         a = differ[0]
-        overlap = max(0, min(hi[a], phi[a]) - max(lo[a], plo[a]) + 1)
-        ext[a] -= overlap
+        ext[a] -= max(0, min(hi[a], phi[a]) - max(lo[a], plo[a]) + 1)
     return _runs(ext, full, layout)
 
 
-def _tile_demands(cm: CompiledMapping, l2_capacity_words: int) -> tuple[list[TileDemand], int, int]:
-    """DRAM traffic of every L2 tile in order, the steps per L2 tile, and the smallest L2 tile
-    the mapping needs (one level-0 iteration) in words.
+class TileSchedule:
+    """The L2 tiles of a mapping and the DRAM traffic of each, by tile index.
 
-    L2 holds the union of the data of as many innermost level-0 loops as fit in
-    ``l2_capacity_words`` (a double-buffered L2 offers half its size); the level-0 loops
-    outside them step from one L2 tile to the next.
+    L2 holds the union of the data of as many innermost level-0 loops as fit
+    ``l2_capacity_words`` (a double-buffered L2 offers half its size); the level-0 loops outside
+    them (the *tile loops*) step from one L2 tile to the next. The first tile is the largest
+    (windows only shrink at ragged ends), so it decides how many loops fit. ``traffic`` gives a
+    tile's counts (computed once per case of the tile loops), ``demand`` also its boxes.
     """
-    top = _top_level_mapping(cm)
-    n = top.steps
-    nest = cm.nest
-    big = np.iinfo(np.int64).max
-    parts: dict[str, list] = {role: [] for role in nest.tensors}
-    any_active = []
-    chunk = max(1, MAX_CHUNK_ELEMENTS // max(top.used_pes, 1))
-    for first in range(0, n, chunk):
-        sb = step_boxes(top, first, min(chunk, n - first))
+
+    CACHE_LIMIT = 4096
+
+    def __init__(self, cm: CompiledMapping, l2_capacity_words: int, exact: bool = False):
+        self.cm = cm
+        self.top = _top_level_mapping(cm)
+        top = self.top
+        self.points = loop_points(top)
+        # the level-0 sub-units that bound a tile: the first and last of every interval of
+        # sub-units that behave alike (indices only grow with the sub-unit)
+        edges = sorted({u for first, size in level_intervals(top)[0] for u in (first, first + size - 1)})
+        self.edge_units = np.array(edges, dtype=np.int64)[None, :]
+        loops0 = len(top.loops)
+        # the smallest L2 tile is one level-0 iteration; a tile of the first k loops' iterations
+        self.l2_required_words = self._union_words(loops0)
+        k = next((k for k in range(loops0) if self._union_words(k) <= l2_capacity_words), loops0)
+        self.tile_loops = k
+        self.view = CompiledMapping(cm.layer, cm.nest, top.levels, top.loops[:k], top.num_pes, cm.source)
+        self.count = self.view.steps
+        self.steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in top.loops[k:])
+        self.run_steps, self.outer_red = output_loop_structure(self.view)
+        self.visits = VisitOrder(self.view)
+        self.full = {role: cm.nest.extents(role) for role in cm.nest.tensors}
+        self.view_points = loop_points(self.view)
+        self.view_classes = every_index_classes(self.view) if exact else [
+            loop_classes(p, loop.trips) for p, loop in zip(self.view_points, self.view.loops)]
+        self.view_class_starts = [[c.first for c in cls] for cls in self.view_classes]
+        self.view_strides = loop_strides(self.view)
+        self._cache: dict[int, TileDemand] = {}
+        self._traffic: dict[tuple[int, ...], tuple[TileDemand, int]] = {}
+
+    def _union_words(self, k: int) -> int:
+        """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
+        box = self._union_box([0] * k, k)
+        return sum(prod(max(0, h - l + 1) for l, h in zip(lo, hi)) for lo, hi in box.values()) if box else 0
+
+    def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
+        """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
+        the tile whose tile-loop indices are ``tile_idx``; None if no sub-unit works in it.
+        The lowest corner is at the inner loops' first iteration and the first sub-unit; the
+        highest at each sub-unit's last iteration (indices only grow along a loop and with the
+        sub-unit, so the edges of the intervals of alike sub-units suffice)."""
+        top = self.top
+        nest = top.nest
+        rest = len(top.loops) - k
+        units = self.edge_units
+        fixed = [np.full((1, 1), i, dtype=np.int64) for i in tile_idx] + [np.zeros((1, 1), dtype=np.int64)] * rest
+        low = boxes(top, fixed, [units])
+        if not low.active.any():
+            return None
+        high = boxes(top, last_active(top, fixed, k, [units], self.points), [units])
+        out = {}
         for role in nest.tensors:
-            lo, hi = tensor_box(cm, role, sb)
-            parts[role].append((np.where(sb.active[None], lo, big).min(axis=2),
-                                np.where(sb.active[None], hi, -1).max(axis=2)))
-        any_active.append(sb.active.any(axis=1))
-    boxes = {role: (np.concatenate([p[0] for p in ps], axis=1), np.concatenate([p[1] for p in ps], axis=1))
-             for role, ps in parts.items()}
-    act = np.concatenate(any_active)
-    loops0 = top.loops
+            lo = np.where(low.active[None], low.tensor(nest, role)[0], np.iinfo(np.int64).max).min(axis=2)[:, 0]
+            hi = np.where(high.active[None], high.tensor(nest, role)[1], -1).max(axis=2)[:, 0]
+            out[role] = ([int(x) for x in lo], [int(x) for x in hi])
+        return out
 
-    def tiles_for(k: int) -> tuple[dict, np.ndarray, np.ndarray]:
-        inner = prod(loop.trips for loop in loops0[k:])
-        groups = n // inner
-        out, words = {}, np.zeros(groups, dtype=np.int64)
-        for role, (lo, hi) in boxes.items():
-            tlo = lo.reshape(lo.shape[0], groups, inner).min(axis=2)
-            thi = hi.reshape(hi.shape[0], groups, inner).max(axis=2)
-            out[role] = (tlo, thi)
-            words += np.prod(np.clip(thi - tlo + 1, 0, None), axis=0)
-        valid = act.reshape(groups, inner).any(axis=1)
-        return out, np.where(valid, words, 0), valid
+    def _indices(self, tile: int) -> list[int]:
+        return step_loop_indices(self.view, tile) if self.tile_loops else []
 
-    minimum = int(tiles_for(len(loops0))[1].max()) if n else 0
-    for k in range(len(loops0) + 1):
-        tile_boxes, words, valid = tiles_for(k)
-        if words.max() <= l2_capacity_words or k == len(loops0):
-            break
-    dram_view = CompiledMapping(cm.layer, nest, top.levels, loops0[:k], top.num_pes, cm.source)
-    steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in loops0[k:])
-    return _tile_sequence(dram_view, tile_boxes, valid), steps_per_tile, minimum
+    def valid(self, tile: int) -> bool:
+        """Some level-0 sub-unit works in the tile: the first one does at the inner loops'
+        first iteration (the view's boxes keep the inner loops whole)."""
+        idx = [np.full((1, 1), i, dtype=np.int64) for i in self._indices(tile)]
+        return bool(boxes(self.view, idx, [np.zeros((1, 1), dtype=np.int64)]).active[0, 0])
 
+    def previous_valid(self, tile: int) -> int:
+        """The last tile before ``tile`` in which some sub-unit works, or -1."""
+        if tile <= 0:
+            return -1
+        if self.valid(tile - 1):
+            return tile - 1
+        rep = np.array([self._indices(tile)], dtype=np.int64)
+        prev, has_prev = previous_active(self.view, rep, [np.zeros((1, 1), dtype=np.int64)], self.view_points)
+        if not has_prev[0]:
+            return -1
+        strides = loop_strides(self.view)
+        found = int(sum(int(p[0, 0]) * s for p, s in zip(prev, strides)))
+        return found if self.valid(found) else -1
 
-def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -> list[TileDemand]:
-    """TileDemands of consecutive L2 tiles (boxes per tensor, indexed by the view's loops)."""
-    nest = view.nest
-    full = {role: nest.extents(role) for role in nest.tensors}
-    n = len(valid)
-    run_steps, outer_red = output_loop_structure(view)
-    visits = VisitOrder(view)
-    idx = [i.tolist() for i in loop_indices(view, np.arange(n, dtype=np.int64))]
-    lists = {role: (lo.T.tolist(), hi.T.tolist()) for role, (lo, hi) in tile_boxes.items()}
-    demands: list[TileDemand] = []
-    prev: dict[str, tuple | None] = {role: None for role in nest.tensors}
-    for t in range(n):
+    def traffic(self, tile: int) -> TileDemand:
+        """DRAM traffic of tile ``tile`` without its boxes: the same for every tile of one case
+        (one class of indices per tile loop), so computed once per case."""
+        idx = self._indices(tile)
+        case = tuple(_class_of(starts, i) for starts, i in zip(self.view_class_starts, idx))
+        found = self._traffic.get(case)
+        if found is None:
+            rep = sum(self.view_classes[i][k].first * s for i, (k, s) in enumerate(zip(case, self.view_strides)))
+            full = self._demand(rep)
+            found = self._traffic[case] = (
+                TileDemand(full.read_words, full.read_runs, full.write_words, full.write_runs),
+                rep - full.partial_sums_tile if full.partial_sums_tile >= 0 else -1)
+        template, back = found
+        return template if back < 0 else TileDemand(template.read_words, template.read_runs, template.write_words,
+                                                    template.write_runs, partial_sums_tile=tile - back)
+
+    def demand(self, tile: int) -> TileDemand:
+        """DRAM traffic of tile ``tile`` with its boxes (cached)."""
+        found = self._cache.get(tile)
+        if found is None:
+            if len(self._cache) >= self.CACHE_LIMIT:
+                self._cache.clear()
+            found = self._cache[tile] = self._demand(tile)
+        return found
+
+    def _demand(self, t: int) -> TileDemand:
+        nest = self.cm.nest
+        box = self._union_box(self._indices(t), self.tile_loops)
         reads = {role: 0 for role in nest.tensors}
         runs = {role: 0 for role in nest.tensors}
-        if not valid[t]:
-            demands.append(TileDemand(reads, runs, 0, 0))
-            continue
+        if box is None:
+            return TileDemand(reads, runs, 0, 0)
+        p = self.previous_valid(t)
+        prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
         for role in OPERANDS:
-            lo, hi = lists[role][0][t], lists[role][1][t]
+            lo, hi = box[role]
             vol = prod(h - l + 1 for l, h in zip(lo, hi))
-            p = prev[role]
-            inter = 0 if p is None else prod(max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *p))
+            inter = 0 if prev is None else prod(
+                max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *prev[role]))
             reads[role] = vol - inter
             if vol > inter:
-                runs[role] = _delta_runs(lo, hi, *(p if p is not None else (None, None)), full[role], nest.layout(role))
-            prev[role] = (lo, hi)
-        olo, ohi = lists["output"][0][t], lists["output"][1][t]
+                runs[role] = _delta_runs(lo, hi, None if prev is None else prev[role], self.full[role], nest.layout(role))
+        olo, ohi = box["output"]
         oext = [h - l + 1 for l, h in zip(olo, ohi)]
         ovol = prod(oext)
-        oruns = _runs(oext, full["output"], nest.layout("output"))
-        revisit = any(idx[i][t] > 0 for i in outer_red)
-        start = t % run_steps == 0
-        end = (t + 1) % run_steps == 0 or t == n - 1
+        oruns = _runs(oext, self.full["output"], nest.layout("output"))
+        idx = self._indices(t)
+        revisit = any(idx[i] > 0 for i in self.outer_red)
+        start = t % self.run_steps == 0
+        end = (t + 1) % self.run_steps == 0 or t == self.count - 1
         source = -1
         if start and revisit:
             reads["output"], runs["output"] = ovol, oruns
-            source = visits.previous_end(t)
-            while source >= 0 and not valid[source]:  # no work there: nothing written back
-                source = visits.previous_end(source)
-        boxes = {role: (lists[role][0][t], lists[role][1][t]) for role in nest.tensors}
-        demands.append(TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, boxes, source))
-    return demands
+            source = self.visits.previous_end(t)
+            while source >= 0 and not self.valid(source):  # no work there: nothing written back
+                source = self.visits.previous_end(source)
+        return TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, box, source)

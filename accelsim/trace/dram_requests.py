@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from accelsim.hw.spec import HardwareSpec
-from accelsim.sim.profile import OPERANDS, TileDemand
+from accelsim.sim.profile import OPERANDS, TileSchedule
 from accelsim.trace.events import CounterSample, TraceEvent
 from accelsim.workload.ops import LoopNest
 
@@ -106,7 +106,7 @@ class DramRequestWriter:
     """Writes one request line per burst of every DRAM transfer, as the transfers happen.
     ``tiles`` returns the simulation's L2 tiles (known once it runs)."""
 
-    def __init__(self, path: Path, nest: LoopNest, hw: HardwareSpec, tiles: Callable[[], list[TileDemand]]):
+    def __init__(self, path: Path, nest: LoopNest, hw: HardwareSpec, tiles: Callable[[], TileSchedule]):
         self.f = open(path, "w", encoding="utf-8", newline="\n")
         self.burst = hw.dram.burst_bytes
         bases = base_addresses(nest, hw.word_size_bytes)
@@ -120,14 +120,14 @@ class DramRequestWriter:
         out = []
         tiles = self.tiles_of()
         while self.seen <= tile:
-            td = tiles[self.seen]
+            td = tiles.demand(self.seen)
             for role in OPERANDS:
                 if td.boxes and self.seen == tile and td.read_words[role]:
                     out += [(role, b) for b in box_minus(td.boxes[role], self.prev[role])]
                 if td.boxes:
                     self.prev[role] = td.boxes[role]
             self.seen += 1
-        td = tiles[tile]
+        td = tiles.demand(tile)
         if td.read_words["output"]:
             out.append(("output", td.boxes["output"]))
         for role in ("input", "weight", "output"):
@@ -140,7 +140,7 @@ class DramRequestWriter:
         if ev.kind == "read":
             boxes, op = self._read_boxes(ev.step), "READ"
         elif ev.kind == "write":
-            boxes, op = [("output", self.tiles_of()[ev.step].boxes["output"])], "WRITE"
+            boxes, op = [("output", self.tiles_of().demand(ev.step).boxes["output"])], "WRITE"
         else:
             return
         blocks: list[int] = []

@@ -57,8 +57,7 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     finally:
         recorder.close()
     meta["cycles"] = result.cycles
-    meta["buffers"] = {name: capacity for name, capacity in zip(BUFFERS, (
-        sim.l2_slots.capacity, sim.l1_slots.capacity, sim.out_slots.capacity))}
+    meta["buffers"] = {name: sim.buffer_capacities[name] for name in BUFFERS}
     meta["files"] = files
     meta["result"] = {k: v for k, v in result.to_dict().items() if k in RESULT_FIELDS}
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")

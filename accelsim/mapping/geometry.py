@@ -1,0 +1,424 @@
+"""The geometry of a mapping: which box of the iteration space every sub-unit holds at every
+loop index, and which loop indices and which sub-units behave alike.
+
+This is mapping semantics, read the same way by every model (the simulator's profile, the
+analytical model, functional execution, traces); each keeps its own cost arithmetic.
+
+**Steps and loop indices.** A step is one iteration of the flattened nest of a
+:class:`~accelsim.mapping.compile.CompiledMapping` (``cm.loops``, outermost first); step ``s``
+has index ``(s // stride_i) % trips_i`` in loop ``i``.
+
+**Sub-units and PEs.** At cluster level ``l`` a PE belongs to sub-unit ``u_l`` in
+``[0, units_l)``; a PE is identified by its tuple ``(u_0, ..., u_{L-1})`` and its index is
+``sum(u_l * unit_pes_l)``. PEs that a non-dividing ``Cluster`` size leaves over belong to no
+tuple and never work.
+
+**Boxes.** Sub-unit ``u`` of level ``l`` works on window ``fold * units_l + u`` of the level's
+spatial maps (a level without SpatialMap has one window: only its first sub-unit works) and on
+the current window of each temporal map; windows are clipped by the parent tile (ragged
+edges) and a sub-unit whose window is empty in some dimension is idle. A PE's box is the
+intersection over the levels: a start and an extent per loop-nest dimension (extent 0: idle).
+
+**Classes of loop indices.** Along one loop, behaviour changes only where some window becomes
+partial or empty (for any parent extent the level can see) or a last fold leaves sub-units
+idle; each such index (and the first and last) is a class of its own, and the run strictly
+between two of them is one class whose members are translates of each other. A *case* is one
+class per loop; all steps of a case move and compute the same amounts.
+
+**Classes of sub-units.** Along one level, a sub-unit's behaviour at every step depends only on
+comparisons ``fold * units + u < X`` for a few thresholds ``X`` (window counts, first partial
+window, for every parent extent), so cutting ``[0, units)`` at ``X mod units`` gives intervals
+of sub-units that behave identically at every step. A *PE class* is one interval per level;
+its PEs are translates of each other: same extents, same activity, same reuse.
+
+**Activity is a prefix.** With the outer loops fixed, the iterations of a loop in which a
+sub-unit works are its first ``a`` ones (windows are clipped only at their parent's end), so
+the last step before ``t`` in which a PE worked is found by one decrement, not a search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+from math import ceil, prod
+from typing import Sequence
+
+import numpy as np
+
+from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.workload.ops import LoopNest
+
+Index = list[np.ndarray]  # one int64 array per loop, broadcastable to (cases, n)
+Units = list[np.ndarray]  # one int64 array per level, broadcastable to (cases, n)
+
+
+# ------------------------------------------------------------------------------------------
+# loops and steps
+def loop_strides(cm: CompiledMapping) -> list[int]:
+    """Steps between consecutive iterations of each loop (outermost first)."""
+    return [prod(loop.trips for loop in cm.loops[i + 1:]) for i in range(len(cm.loops))]
+
+
+def loop_indices(cm: CompiledMapping, steps: np.ndarray) -> list[np.ndarray]:
+    """Index of every loop at each of ``steps`` (1-D int64 array)."""
+    return [(steps // s) % loop.trips for s, loop in zip(loop_strides(cm), cm.loops)]
+
+
+def step_loop_indices(cm: CompiledMapping, step: int) -> list[int]:
+    """Index of every loop at one step."""
+    return [(step // s) % loop.trips for s, loop in zip(loop_strides(cm), cm.loops)]
+
+
+def columns(rep: np.ndarray) -> Index:
+    """A (cases, loops) index matrix as one (cases, 1) array per loop."""
+    return [rep[:, i:i + 1] for i in range(rep.shape[1])]
+
+
+# ------------------------------------------------------------------------------------------
+# PEs and sub-units
+def unit_indices(cm: CompiledMapping, pes: np.ndarray) -> tuple[Units, np.ndarray]:
+    """Sub-unit index of each PE at every level, and whether the PE belongs to a sub-unit at
+    every level (a cluster size that does not divide its parent leaves PEs out)."""
+    indices, member = [], np.ones(len(pes), dtype=bool)
+    span = cm.used_pes
+    for level in cm.levels:
+        local = pes % span
+        member &= local < level.units * level.unit_pes
+        indices.append(local // level.unit_pes)
+        span = level.unit_pes
+    return indices, member
+
+
+def member_units(cm: CompiledMapping) -> Units:
+    """The sub-unit tuples of every member PE, in PE order: one (1, PEs) array per level."""
+    units, member = unit_indices(cm, np.arange(cm.used_pes, dtype=np.int64))
+    return [u[member][None, :] for u in units]
+
+
+def pe_index(cm: CompiledMapping, units: Units) -> np.ndarray:
+    """PE index of sub-unit tuples (the inverse of :func:`unit_indices` for members)."""
+    return sum((u * level.unit_pes for u, level in zip(units, cm.levels)), np.zeros(1, dtype=np.int64))
+
+
+# ------------------------------------------------------------------------------------------
+# boxes
+@dataclass(frozen=True)
+class Boxes:
+    """Boxes of some PEs at some steps: start and extent per loop-nest dimension, arrays of one
+    common shape (usually (cases, PEs)); extents are 0 where the PE is idle."""
+
+    start: dict[str, np.ndarray]
+    extent: dict[str, np.ndarray]
+    active: np.ndarray
+    _tensors: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
+
+    def tensor(self, nest: LoopNest, role: str) -> tuple[np.ndarray, np.ndarray]:
+        """lo/hi index of tensor ``role`` per axis: arrays (axes, *shape)."""
+        if role not in self._tensors:
+            self._tensors[role] = tensor_box(nest, role, self.start, self.extent)
+        return self._tensors[role]
+
+    def volume(self) -> np.ndarray:
+        """MACs of each box (0 where idle)."""
+        out = np.ones(self.active.shape, dtype=np.int64)
+        for e in self.extent.values():
+            out = out * e
+        return out
+
+
+def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
+               extent: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """lo/hi index per axis of tensor ``role`` over boxes given per dimension: (axes, *shape)."""
+    lo, hi = [], []
+    for axis in nest.tensors[role]:
+        lo.append(sum(c * start[d] for d, c in axis))
+        hi.append(sum(c * (start[d] + extent[d] - 1) for d, c in axis))
+    return np.stack(lo), np.stack(hi)
+
+
+def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Words of boxes given per axis (axes first); 0 for empty boxes."""
+    return np.prod(np.clip(hi - lo + 1, 0, None), axis=0)
+
+
+def boxes(cm: CompiledMapping, idx: Index, units: Units) -> Boxes:
+    """Boxes of sub-unit tuples ``units`` (one array per level) at loop indices ``idx`` (one
+    array per loop); all arrays broadcast to one shape."""
+    shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
+    loop_of = _loop_of(cm)
+    start = {d: np.zeros(shape, dtype=np.int64) for d in cm.nest.dims}
+    extent = {d: np.full(shape, n, dtype=np.int64) for d, n in cm.nest.dims.items()}
+    active = np.ones(shape, dtype=bool)
+    for li, level in enumerate(cm.levels):
+        fi = loop_of.get((li, level.spatial[0].dim)) if level.spatial else None
+        window = (idx[fi] if fi is not None else 0) * level.units + units[li]
+        active &= window < level.spatial_windows
+        for ld in level.directives:
+            if ld.kind == "temporal":
+                ti = loop_of.get((li, ld.dim))
+                if ti is None:
+                    continue  # one window starting at 0 covering the extent
+                offset = idx[ti] * ld.offset
+            else:
+                offset = window * ld.offset
+            start[ld.dim] = start[ld.dim] + offset
+            extent[ld.dim] = np.clip(np.minimum(ld.size, extent[ld.dim] - offset), 0, None)
+    for d in cm.nest.dims:
+        active &= extent[d] > 0
+    extent = {d: np.where(active, e, 0) for d, e in extent.items()}
+    return Boxes(start, extent, active)
+
+
+def pe_boxes(cm: CompiledMapping, idx: Index, pes: np.ndarray) -> Boxes:
+    """Boxes of the PEs with indices ``pes`` (1-D) at loop indices ``idx``: (cases, PEs)."""
+    units, member = unit_indices(cm, pes)
+    b = boxes(cm, idx, [u[None, :] for u in units])
+    active = b.active & member[None, :]
+    return Boxes(b.start, {d: np.where(active, e, 0) for d, e in b.extent.items()}, active)
+
+
+@dataclass
+class StepBoxes:
+    """Boxes of steps ``first .. first+count-1`` for some PEs: arrays (count, PEs)."""
+
+    first: int
+    start: dict[str, np.ndarray]
+    extent: dict[str, np.ndarray]
+    active: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return self.active.shape[0]
+
+
+def step_boxes(cm: CompiledMapping, first: int, count: int, pes: np.ndarray | None = None) -> StepBoxes:
+    """Boxes for ``count`` steps starting at ``first`` (all used PEs unless ``pes`` given)."""
+    if pes is None:
+        pes = np.arange(cm.used_pes, dtype=np.int64)
+    steps = np.arange(first, first + count, dtype=np.int64)
+    b = pe_boxes(cm, [i[:, None] for i in loop_indices(cm, steps)], pes)
+    shape = (count, len(pes))
+    return StepBoxes(first, {d: np.broadcast_to(s, shape) for d, s in b.start.items()},
+                     {d: np.broadcast_to(e, shape) for d, e in b.extent.items()}, np.broadcast_to(b.active, shape))
+
+
+def _loop_of(cm: CompiledMapping) -> dict[tuple[int, str], int]:
+    return {(loop.level, d): i for i, loop in enumerate(cm.loops) for d in loop.dims}
+
+
+# ------------------------------------------------------------------------------------------
+# classes of loop indices
+def parent_extents(cm: CompiledMapping) -> list[dict[str, set[int]]]:
+    """Per level, the extents a parent tile of each dimension can have (full or ragged)."""
+    sets = {d: {n} for d, n in cm.nest.dims.items()}
+    per_level = []
+    for level in cm.levels:
+        per_level.append({d: set(s) for d, s in sets.items()})
+        for ld in level.directives:
+            new: set[int] = set()
+            for e in sets[ld.dim]:
+                if ld.offset == 0:
+                    new.add(min(ld.size, e))
+                    continue
+                if e >= ld.size:
+                    new.add(ld.size)
+                rest = e - first_short_window(e, ld.size, ld.offset) * ld.offset
+                if rest > 0:
+                    new.add(min(rest, ld.size))
+            sets[ld.dim] = new
+    return per_level
+
+
+def first_short_window(extent: int, size: int, offset: int) -> int:
+    """Index of the first window (size, advancing by offset) not wholly inside ``extent``."""
+    return (extent - size) // offset + 1 if extent >= size else 0
+
+
+def _window_thresholds(level: Level, extents: dict[str, set[int]]) -> set[int]:
+    """Window indices at which a sub-unit of ``level`` changes behaviour: the level's window
+    count and, for every spatial map and parent extent, its first partial and first empty
+    window."""
+    found = {level.spatial_windows}
+    for ld in level.spatial:
+        if ld.offset > 0:
+            for e in extents[ld.dim]:
+                found |= {first_short_window(e, ld.size, ld.offset), ceil(e / ld.offset)}
+    return found
+
+
+def loop_points(cm: CompiledMapping) -> list[list[int]]:
+    """Per loop, sorted indices where behaviour may change: 0, the last index, and every index
+    at which some PE's window becomes partial or empty (or a fold leaves sub-units idle)."""
+    parents = parent_extents(cm)
+    points = []
+    for loop in cm.loops:
+        level = cm.levels[loop.level]
+        extents = parents[loop.level]
+        found = {0, loop.trips - 1}
+        if loop.kind == "temporal":
+            ld = next(d for d in level.directives if d.dim == loop.dims[0])
+            for e in extents[ld.dim]:
+                found |= {first_short_window(e, ld.size, ld.offset), ceil(e / ld.offset)}
+        else:
+            for w in _window_thresholds(level, extents):
+                found |= {w // level.units, w // level.units + 1}
+        points.append(sorted(p for p in found if 0 <= p < loop.trips))
+    return points
+
+
+@dataclass(frozen=True)
+class LoopClass:
+    """Indices ``first .. first + count - 1`` of one loop that behave alike."""
+
+    first: int
+    count: int
+
+
+def loop_classes(points: list[int], trips: int) -> list[LoopClass]:
+    """Each point alone, and the run strictly between consecutive points."""
+    classes = []
+    for p, nxt in zip(points, points[1:] + [trips]):
+        classes.append(LoopClass(p, 1))
+        if nxt - p > 1:
+            classes.append(LoopClass(p + 1, nxt - p - 1))
+    return classes
+
+
+def every_index_classes(cm: CompiledMapping) -> list[list[LoopClass]]:
+    """One class per loop index: for mappings whose windows overlap or leave gaps
+    (``--unchecked``), where runs of indices are no longer translates of each other."""
+    return [[LoopClass(i, 1) for i in range(loop.trips)] for loop in cm.loops]
+
+
+@dataclass(frozen=True)
+class Cases:
+    """The iteration cases of a nest: representative indices (cases, loops), occurrences, and
+    for every case its class number along each loop (cases, loops)."""
+
+    rep: np.ndarray
+    count: np.ndarray
+    klass: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+def enumerate_cases(classes: list[list[LoopClass]]) -> Cases:
+    """All combinations of per-loop classes."""
+    combos = list(product(*(range(len(c)) for c in classes)))
+    klass = np.array(combos, dtype=np.int64).reshape(len(combos), len(classes))
+    rep = np.array([[classes[i][k].first for i, k in enumerate(combo)] for combo in combos],
+                   dtype=np.int64).reshape(len(combos), len(classes))
+    count = np.array([prod(classes[i][k].count for i, k in enumerate(combo)) for combo in combos],
+                     dtype=np.int64).reshape(len(combos))
+    return Cases(rep, count, klass)
+
+
+# ------------------------------------------------------------------------------------------
+# classes of sub-units
+@dataclass(frozen=True)
+class UnitClasses:
+    """The member PEs of a mapping partitioned into classes of translates.
+
+    ``first`` and ``size`` (classes, levels): each class is the product over levels of the
+    sub-unit intervals ``[first, first + size)``; ``interval`` (classes, levels) numbers the
+    interval within its level (0, 1, ... left to right); ``count`` (classes,) = product of
+    ``size``. ``first`` is the class's representative sub-unit tuple."""
+
+    first: np.ndarray
+    size: np.ndarray
+    interval: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+    def units(self) -> Units:
+        """The representatives as one (1, classes) array per level."""
+        return [self.first[None, :, l] for l in range(self.first.shape[1])]
+
+
+def level_intervals(cm: CompiledMapping, exact: bool = False) -> list[list[tuple[int, int]]]:
+    """Per level, the sub-unit intervals ``(first, size)`` that behave alike (``exact``: one
+    sub-unit per interval, for mappings whose windows overlap or leave gaps)."""
+    parents = parent_extents(cm)
+    out = []
+    for level, extents in zip(cm.levels, parents):
+        if exact:
+            cuts = set(range(level.units + 1))
+        else:
+            cuts = {0, level.units} | {x % level.units for x in _window_thresholds(level, extents)}
+        edges = sorted(cuts)
+        out.append([(a, b - a) for a, b in zip(edges, edges[1:])])
+    return out
+
+
+def unit_classes(cm: CompiledMapping, exact: bool = False) -> UnitClasses:
+    """All PE classes: every combination of one interval per level."""
+    per_level = level_intervals(cm, exact)
+    combos = list(product(*(range(len(iv)) for iv in per_level)))
+    interval = np.array(combos, dtype=np.int64).reshape(len(combos), len(per_level))
+    first = np.array([[per_level[l][k][0] for l, k in enumerate(c)] for c in combos], dtype=np.int64)
+    size = np.array([[per_level[l][k][1] for l, k in enumerate(c)] for c in combos], dtype=np.int64)
+    first = first.reshape(interval.shape)
+    size = size.reshape(interval.shape)
+    return UnitClasses(first, size, interval, size.prod(axis=1))
+
+
+def unit_velocity(cm: CompiledMapping, role: str) -> np.ndarray:
+    """(levels, axes): how far each index axis of tensor ``role`` moves when a sub-unit index
+    of a level grows by one (sum over the level's spatial maps of coefficient x offset)."""
+    axes = cm.nest.tensors[role]
+    out = np.zeros((len(cm.levels), len(axes)), dtype=np.int64)
+    for l, level in enumerate(cm.levels):
+        for ld in level.spatial:
+            for a, axis in enumerate(axes):
+                out[l, a] += sum(c * ld.offset for d, c in axis if d == ld.dim)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# activity along the nest
+def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
+                points: list[list[int]]) -> Index:
+    """Set loops ``first_free ..`` (in order) to the last iteration in which each sub-unit tuple
+    works, given the loops before them; ``idx`` supplies the fixed outer loops (arrays
+    broadcastable to (cases, n)). Activity is constant between consecutive points and a prefix,
+    so only each run's last index is tried."""
+    shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
+    out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
+    out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
+    for li in range(first_free, len(cm.loops)):
+        trips = cm.loops[li].trips
+        ends = sorted({p - 1 for p in points[li] if p > 0} | {trips - 1})
+        best = np.full(shape, -1, dtype=np.int64)
+        for end in ends:
+            trial = out[:li] + [np.full(shape, end, dtype=np.int64)] + out[li + 1:]
+            best = np.where(boxes(cm, trial, units).active, end, best)
+        out[li] = np.maximum(best, 0)
+    return out
+
+
+def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
+                    points: list[list[int]]) -> tuple[Index, np.ndarray]:
+    """For each row of ``rep`` (cases, loops) and each sub-unit tuple of ``units`` (arrays
+    (1, n)): the loop indices of the last step before the case's step in which the tuple
+    worked (meaningful for tuples working at the case's step), and whether the case's step has
+    a predecessor at all (not the first step)."""
+    n, loops = rep.shape
+    width = np.broadcast_shapes(*(np.shape(u) for u in units))[-1] if units else 1
+    nonzero = rep > 0
+    has_prev = nonzero.any(axis=1)
+    innermost = np.where(has_prev, loops - 1 - np.argmax(nonzero[:, ::-1], axis=1), -1) if loops else \
+        np.full(n, -1)
+    out = [np.broadcast_to(rep[:, i:i + 1], (n, width)).copy() for i in range(loops)]
+    for j in range(loops):
+        rows = np.nonzero(innermost == j)[0]
+        if len(rows) == 0:
+            continue
+        fixed = [o[rows] for o in out[:j]] + [out[j][rows] - 1]
+        filled = last_active(cm, fixed + [np.zeros((len(rows), width), dtype=np.int64)] * (loops - j - 1),
+                             j + 1, units, points)
+        for i in range(loops):
+            out[i][rows] = filled[i]
+    return out, has_prev
