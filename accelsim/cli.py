@@ -401,12 +401,30 @@ def hardware(hw_ref, overrides) -> None:
 
 
 @main.command()
-@click.option("--quick", is_flag=True, help="A smaller scenario (for CI smoke runs).")
-def bench(quick) -> None:
-    """Run the fixed benchmark scenario and print simulated cycles/s, events/s, peak memory."""
-    from accelsim.bench import run_bench
+@click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
+@click.option("--scenario", "only", multiple=True,
+              type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array"]),
+              help="Run only this scenario (repeatable).")
+@click.option("--against-scalesim", is_flag=True,
+              help="Run SCALE-Sim and accelsim on the same AlexNet layer and array, alternating (needs the scalesim extra).")
+@click.option("--layer", default="conv2", show_default=True, help="With --against-scalesim: the AlexNet layer.")
+@click.option("--rounds", default=2, show_default=True, type=click.IntRange(1),
+              help="With --against-scalesim: how many times each tool runs.")
+def bench(quick, only, against_scalesim, layer, rounds) -> None:
+    """Speed and memory of the simulator on fixed scenarios, each against its target."""
+    from accelsim.bench import against_scalesim as versus, run_bench
 
-    for line in run_bench(quick=quick):
+    if against_scalesim:
+        try:
+            import scalesim  # noqa: F401
+        except ImportError:
+            _fail("--against-scalesim needs SCALE-Sim: pip install 'accelsim[scalesim]'")
+        if layer not in ("conv1", "conv2", "conv3", "conv4", "conv5"):
+            _fail(f"--layer {layer!r}: expected one of conv1, conv2, conv3, conv4, conv5")
+        for line in versus(layer, rounds):
+            click.echo(line)
+        return
+    for line in run_bench(quick=quick, only=tuple(only)):
         click.echo(line)
 
 
