@@ -218,7 +218,7 @@ def parse_maestro_hw(text: str, *, source: str = "<maestro>", name: str = "maest
     * ``pe_array``: ``count = num_pes`` as a 1 x num_pes array (MAESTRO has no 2-D shape),
       1 MAC per PE per cycle (``num_simd_lanes`` 1), MAC latency 1.
     * ``l1.size_bytes = l1_size_cstr`` (per PE), ``l2.size_bytes = l2_size_cstr``; 1-byte words;
-      both ideally double-buffered; one L2 bank.
+      both ideally double-buffered.
     * ``distribution_noc``: bus, multicast on (MAESTRO always multicasts),
       ``bandwidth = noc_bw_cstr`` words/cycle, latency ``NoC_NumHops`` (default 1) x 1 cycle
       per hop.
@@ -288,7 +288,6 @@ def parse_maestro_hw(text: str, *, source: str = "<maestro>", name: str = "maest
         "l1": {"size_bytes": int(values["l1_size_cstr"]), "double_buffered": True},
         "l2": {
             "size_bytes": int(values["l2_size_cstr"]),
-            "banks": 1,
             "read_bandwidth_words_per_cycle": noc_bw,
             "write_bandwidth_words_per_cycle": noc_bw,
             "double_buffered": True,
@@ -456,6 +455,8 @@ def _format_validation_error(
         notes: list[str] = []
         if typ == "missing":
             msg = "required field missing"
+        elif typ == "extra_forbidden" and tuple(map(str, loc)) == ("l2", "banks"):
+            msg = "banks are not modelled (the L2 is one memory with a read and a write bandwidth); remove the field"
         elif typ == "extra_forbidden":
             parent = _model_at(loc[:-1])
             msg = "unknown field"
