@@ -12,7 +12,6 @@ class InputError(Exception):
     """A problem with user input; the message is complete and shown to the user as is."""
 
     def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
-        self.message = message  # without the source and line
         self.source = source
         self.line = line
         self.detail = message  # the message without its "source:line: " prefix

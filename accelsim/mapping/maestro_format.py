@@ -835,7 +835,7 @@ def load_maestro(path: str | Path) -> MaestroFile:
     try:
         text = read_text(path, "mapping file")
     except InputError as exc:
-        raise MappingError(exc.message, source=exc.source, line=exc.line) from None
+        raise MappingError(exc.detail, source=exc.source, line=exc.line) from None
     return parse_maestro(text, name)
 
 
