@@ -81,7 +81,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     result = Comparison(network, hw.name, mode, list(models) + list(external))
     for job, cm, name in zip(jobs, compiled, names):
         sim = simulate_layer(cm, hw, SimOptions(mode=mode))  # type: ignore[arg-type]
-        sources = {model: _reported(model, metrics_of(MODELS[model](job, cm, hw, mode))) for model in models}
+        sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
         sources.update({label: table[name] for label, table in external.items()})
         ablation = None
         maestro_mode_cycles = {}
@@ -91,7 +91,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
             else:
                 ideal = simulate_layer(cm, hw, SimOptions(mode="maestro"))
                 ablation = ablate(cm, hw, sim.cycles, ideal.cycles)
-                maestro_mode_cycles = {model: int(MODELS[model](job, cm, hw, "maestro").cycles) for model in models}
+                maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro", job=job).cycles) for model in models}
         result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles))
         if progress is not None:
             progress(result.layers[-1])

@@ -51,10 +51,10 @@ LayerModel = Callable[..., LayerResult]
 
 
 def analytical_model() -> LayerModel:
-    """The analytical model as a (cm, hw, mode) callable."""
-    from accelsim.analytical import analyze_layer
+    """The analytical model as a (cm, hw, mode) callable (accelsim.compare.models)."""
+    from accelsim.compare.models import MODELS
 
-    return analyze_layer
+    return MODELS["analytical"]
 
 
 def simulator_model(cm: CompiledMapping, hw: HardwareSpec, mode: str, **options: Any) -> LayerResult:
