@@ -156,7 +156,7 @@ def compile_mapping(
             raise MappingError(
                 f"Cluster({c.size},P) is larger than the {outer} PEs available at this level "
                 f"(the array has {num_pes} PEs)",
-                source=source, line=c.line,
+                source=source, line=c.line, reason="cluster_too_big",
             )
         units.append(outer // c.size)
         unit_pes.append(c.size)
@@ -174,7 +174,7 @@ def compile_mapping(
                 raise MappingError(
                     f"dimension {d.dim} is mapped twice at the same cluster level "
                     f"(first at line {by_dim[canon].line})",
-                    source=source, line=d.line,
+                    source=source, line=d.line, reason="duplicate_dim",
                 )
             by_dim[canon] = d
         canon_dirs: dict[str, LevelDirective] = {}
@@ -184,7 +184,7 @@ def compile_mapping(
             if d.size > dims[canon]:
                 raise MappingError(
                     f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({dims[canon]})",
-                    source=source, line=d.line,
+                    source=source, line=d.line, reason="size_exceeds_dim",
                 )
             canon_dirs[canon] = _directive(canon, d.kind, min(d.size, extents[canon]), d.offset,
                                            extents[canon], _fmt(d), d.line)
@@ -230,7 +230,7 @@ def _canonical_name(layer: Layer, d: MapDirective, source: str) -> str:
     raise MappingError(
         f"{_fmt(d)}: unknown dimension {d.dim} for a {layer.op.value} layer; expected one of "
         + ", ".join(sorted(set(dims) | {w.input_dim for w in layer.operator.windows})),
-        source=source, line=d.line,
+        source=source, line=d.line, reason="unknown_dim",
     )
 
 
@@ -249,7 +249,7 @@ def _translate_window(
     if d.size > full_input:
         raise MappingError(
             f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({full_input})",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="size_exceeds_dim",
         )
     filt = canon_dirs.get(filt_dim) if filt_dim else None
     filt_extent = extents[filt_dim] if filt_dim else 1
@@ -261,7 +261,7 @@ def _translate_window(
             f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
             f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
             f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="filter_split",
         )
     held = filt.size if zipped else filt_extent  # filter rows/cols inside each input window
     if d.size < held:
@@ -270,7 +270,7 @@ def _translate_window(
         raise MappingError(
             f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold {what}; "
             f"use a size of at least {hint}",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="window_too_small",
         )
     size = min((d.size - held) // stride + 1, extent)
     advance = d.offset - (filt.offset if zipped else 0)  # input rows per window, net of the filter's
@@ -279,7 +279,7 @@ def _translate_window(
             f"{_fmt(d)}: its windows advance by {advance} input rows/cols"
             + (f" relative to {filt.written}" if zipped else "")
             + f", which is not a multiple of the stride {stride}",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="stride",
         )
     return _directive(out_dim, d.kind, size, advance // stride, extent, _fmt(d), d.line)
 
@@ -301,7 +301,7 @@ def _check_coverage(level: Level, source: str) -> None:
                 raise MappingError(
                     f"{ld.written}: with offset 0 every sub-unit gets the first {ld.size} of "
                     f"{ld.nominal_extent} {ld.dim}; the rest would never be computed",
-                    source=source, line=ld.line,
+                    source=source, line=ld.line, reason="coverage",
                 )
             continue
         if ld.windows > 1 and ld.offset < ld.size:
@@ -309,14 +309,14 @@ def _check_coverage(level: Level, source: str) -> None:
                 f"{ld.written}: windows of {ld.size} advancing by {ld.offset} overlap, so some "
                 f"MACs would be computed twice (in output coordinates {ld.dim}: size {ld.size}, "
                 f"offset {ld.offset})",
-                source=source, line=ld.line,
+                source=source, line=ld.line, reason="overlap",
             )
         if ld.windows > 1 and ld.offset > ld.size:
             raise MappingError(
                 f"{ld.written}: windows of {ld.size} advancing by {ld.offset} leave gaps, so some "
                 f"MACs would never be computed (in output coordinates {ld.dim}: size {ld.size}, "
                 f"offset {ld.offset})",
-                source=source, line=ld.line,
+                source=source, line=ld.line, reason="gap",
             )
     moving = [ld for ld in level.spatial if ld.offset > 0 and ld.windows > 1]
     if len(moving) > 1:
@@ -325,7 +325,7 @@ def _check_coverage(level: Level, source: str) -> None:
             f"{names} advance together across sub-units (sub-unit i gets window i of each), so "
             "only a diagonal of their combinations would be computed; map one of them "
             "temporally or at another cluster level",
-            source=source, line=moving[1].line,
+            source=source, line=moving[1].line, reason="diagonal",
         )
 
 
@@ -362,18 +362,34 @@ def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: boo
     return _needs(pe, word_size_bytes, l1_double), _needs(top, word_size_bytes, l2_double)
 
 
+@dataclass(frozen=True)
+class BufferOverflow:
+    """Tiles that do not fit one buffer: ``buffer`` (``L1``: one PE's tiles, ``L2``: one
+    level-0 iteration's), the bytes needed and available, and the message users see."""
+
+    buffer: Literal["L1", "L2"]
+    need_bytes: int
+    size_bytes: int
+    message: str
+
+    @property
+    def reason(self) -> str:
+        """The :class:`MappingError` reason code: ``l1_overflow`` or ``l2_overflow``."""
+        return f"{self.buffer.lower()}_overflow"
+
+
 def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_bytes: int,
-               l1_double: bool, l2_double: bool) -> list[str]:
-    """Problems (empty if none) of tiles that do not fit their buffers, one message each."""
+               l1_double: bool, l2_double: bool) -> list[BufferOverflow]:
+    """Buffers (empty if none) whose tiles do not fit, L1 first, one message each."""
     problems = []
     for level, words, size, double in zip(("L1", "L2"), nominal_tile_words(cm), (l1_bytes, l2_bytes),
                                           (l1_double, l2_double)):
         need = _needs(words, word_size_bytes, double)
         if need > size:
             holder = "each PE needs" if level == "L1" else "the L2 tile needs"
-            problems.append(
+            problems.append(BufferOverflow(level, need, size,  # type: ignore[arg-type]
                 f"{level} overflow: {holder} {need} bytes (input {words['input']}, weight "
                 f"{words['weight']}, output {words['output']} words{', double-buffered' if double else ''}) "
                 f"but {level} has {size} bytes"
-            )
+            ))
     return problems

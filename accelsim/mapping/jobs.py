@@ -37,9 +37,10 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
     if problems:
-        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(problems)
+        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)
         if not allow_overflow:
-            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source)
+            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source,
+                               reason=problems[0].reason)
         warnings.warn(message, OverflowWarning, stacklevel=2)
     return cm
 
@@ -58,7 +59,8 @@ def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLa
     chosen = [ml for ml in mf.layers if ml.name == layer]
     if not chosen:
         raise MappingError(
-            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path)
+            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path,
+            reason="unknown_layer")
     return chosen
 
 

@@ -268,6 +268,6 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
                                       hw.l1.double_buffered, hw.l2.double_buffered)
                 if not problems:
                     return dataflow
-                failures = problems
+                failures = [p.message for p in problems]
     raise InputError(
         f"layer {layer.name!r}: no {style} mapping fits {hw.name}: " + "; ".join(failures))
