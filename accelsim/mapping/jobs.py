@@ -14,14 +14,8 @@ from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, Maest
 from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
-from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
-
-_MAESTRO_TYPE = {
-    OpType.CONV2D: "CONV", OpType.PWCONV: "PWCONV", OpType.FC: "FC",
-    OpType.DWCONV: "DSCONV", OpType.GEMM: "GEMM", OpType.RESADD: "RESADD",
-}
-
 
 class OverflowWarning(UserWarning):
     """A mapping that does not fit its buffers was simulated anyway (--allow-overflow)."""
@@ -79,18 +73,14 @@ def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | N
 
 
 def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
-    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``)."""
+    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``); sizes the
+    operator fixes (a depthwise layer's K, a residual add's filter) are left out."""
     layers = []
     for job in jobs:
         l = job.layer
-        dims = dict(l.sizes)
-        if l.op in (OpType.DWCONV, OpType.RESADD):
-            dims.pop("K")
-        if l.op is OpType.RESADD:
-            dims.pop("R")
-            dims.pop("S")
+        dims = {d: v for d, v in l.sizes.items() if d in l.operator.used_dims}
         dataflow = tuple(
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
-        layers.append(MaestroLayer(l.name, _MAESTRO_TYPE[l.op], l.stride_y, l.stride_x, dims, dataflow, 0))
+        layers.append(MaestroLayer(l.name, l.operator.maestro_type, l.stride_y, l.stride_x, dims, dataflow, 0))
     return MaestroFile(network, tuple(layers), "<generated>")
