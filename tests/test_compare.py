@@ -58,7 +58,7 @@ TINY_M = """Network tiny {
 """
 
 
-def _maestro_model(cm, hw, mode):
+def _maestro_model(cm, hw, mode, job=None):
     """A stand-in model: the simulator with MAESTRO's assumptions."""
     return simulate_layer(cm, hw, SimOptions(mode="maestro"))
 

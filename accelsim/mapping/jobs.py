@@ -28,6 +28,7 @@ class Job:
     layer: Layer
     dataflow: tuple[Directive, ...]
     source: str
+    origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
 
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
@@ -49,7 +50,7 @@ def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, 
     """(network name, jobs) of a MAESTRO ``.m`` file, optionally one layer only."""
     mf = load_maestro(path)
     layers = _select(mf, layer, str(path))
-    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path)) for ml in layers]
+    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path), ml) for ml in layers]
     return mf.network or Path(path).stem, jobs
 
 
