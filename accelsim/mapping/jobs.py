@@ -12,6 +12,7 @@ from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
 from accelsim.workload.ops import Layer
@@ -33,7 +34,9 @@ class Job:
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
     """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
-    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
+    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``). A layer too
+    large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
+    check_exact(job.layer, hw)
     cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
