@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from accelsim.compare.ladder import RUNGS
-from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
+from accelsim.validation.maestro_set import (
+    MAESTRO_COLUMNS,
+    maestro_rows,
+    maestro_section,
+)
 
 REFERENCE = Path(__file__).resolve().parents[1] / "validation" / "maestro"
 

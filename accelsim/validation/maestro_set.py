@@ -133,11 +133,11 @@ def maestro_section(rows: Sequence[dict[str, Any]], sim_budget_pe_steps: int) ->
     """The report's Markdown section for the MAESTRO reference set."""
     identical = sum(1 for r in rows if r["model_csv_line_identical"])
     lines = [
-        "The MAESTRO binary's own output for 27 layers on 3 hardware files (`validation/maestro/`, provenance "
+        ("The MAESTRO binary's own output for 27 layers on 3 hardware files (`validation/maestro/`, provenance "
         "in its README), held against `accelsim analyze --model maestro` (the model of the binary), our "
         "analytical model (maestro mode) and the simulator (maestro and realistic mode, layers of at most "
         f"{sim_budget_pe_steps:,} PE-steps). The model's CSV line equals MAESTRO's byte for byte on "
-        f"**{identical} of {len(rows)}** points.",
+        f"**{identical} of {len(rows)}** points."),
         "",
     ]
     header = ("hw", "layer", "MAESTRO", "model", "analytical (maestro)", "sim maestro", "sim realistic", "gap",
@@ -151,8 +151,8 @@ def maestro_section(rows: Sequence[dict[str, Any]], sim_budget_pe_steps: int) ->
                       _n(r.get("sim_maestro_cycles")) or r["status"], _n(r.get("sim_realistic_cycles")) or r["status"],
                       _n(r.get("gap")), f"{largest} {parts[largest]:+,}" if largest else "", r["lint"]))
     lines += _md_table(header, table)
-    lines += ["", "**The ladder summed per hardware file** (simulated layers: MAESTRO -> simulator in realistic mode; "
-                  "over-budget layers: MAESTRO -> analytical model in maestro mode; parts sum to the gaps):", ""]
+    lines += ["", ("**The ladder summed per hardware file** (simulated layers: MAESTRO -> simulator in realistic mode; "
+                  "over-budget layers: MAESTRO -> analytical model in maestro mode; parts sum to the gaps):"), ""]
     sums = []
     for hw in dict.fromkeys(r["hw"] for r in rows):
         for status in ("simulated", "over_budget"):
@@ -166,8 +166,8 @@ def maestro_section(rows: Sequence[dict[str, Any]], sim_budget_pe_steps: int) ->
                          f"{gap:+,}", shown))
     lines += _md_table(("hw", "layers", "n", "MAESTRO cycles", "gap", "parts"), sums)
     quirks = [r for r in rows if r["maestro_macs"] != r["true_macs"]]
-    lines += ["", "**Quirk layers** (MAESTRO's `Num MACs` differs from the layer's; `accelsim lint` reports each "
-                  "with this error):", ""]
+    lines += ["", ("**Quirk layers** (MAESTRO's `Num MACs` differs from the layer's; `accelsim lint` reports each "
+                  "with this error):"), ""]
     lines += _md_table(("hw", "layer", "MAESTRO MACs", "true MACs", "error"),
                        [(r["hw"], f"`{r['layer']}`", _n(r["maestro_macs"]), _n(r["true_macs"]),
                          f"{r['maestro_macs'] - r['true_macs']:+,} ({100 * (r['maestro_macs'] / r['true_macs'] - 1):+.3f}%)")
