@@ -42,7 +42,7 @@ class MaestroLayer:
     """One ``Layer name { ... }`` block."""
 
     name: str
-    type: str  # CONV, DSCONV, GEMM, FC, RESADD (see accelsim.mapping.maestro_format)
+    type: str  # the catalog's maestro_type: CONV, DSCONV, GEMM, BMM, FC, RESADD, PWCONV (see maestro_resolve)
     stride_y: int
     stride_x: int
     dims: dict[str, int]
