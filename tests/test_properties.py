@@ -87,6 +87,12 @@ def gemm_layers(draw) -> Layer:
 
 
 @st.composite
+def bmm_layers(draw) -> Layer:
+    sizes = {"B": draw(st.integers(1, 3))} | {d: draw(st.integers(1, 8)) for d in ("M", "N", "K")}
+    return Layer.build("L", OpType.BMM, sizes)
+
+
+@st.composite
 def fc_layers(draw) -> Layer:
     return Layer.build("L", OpType.FC, {"K": draw(st.integers(1, 12)), "C": draw(st.integers(1, 12))})
 
@@ -103,6 +109,7 @@ layers = st.one_of(
     gemm_layers(),
     fc_layers(),
     resadd_layers(),
+    bmm_layers(),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -203,7 +210,8 @@ def random_dataflow(draw, layer: Layer, num_pes: int, spatial_every_level: bool 
             if dim in ("Y'", "X'") and layer.op is not OpType.GEMM and draw(st.booleans()):
                 # the same window written in input coordinates (filter whole at this level)
                 inp = dim[0]
-                _, filt, stride = layer.window_of(inp)
+                window = layer.window_of(inp)
+                filt, stride = window.filter_dim, layer.stride(window)
                 if filt is None or filt not in chosen:
                     filt_extent = extents[filt] if filt else 1
                     written = inp

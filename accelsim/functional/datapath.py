@@ -39,8 +39,8 @@ from numpy.lib.stride_tricks import as_strided
 from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.geometry import loop_indices, step_boxes, tensor_box
-from accelsim.sim.profile import OPERANDS, ScheduleProfile, StepDemand, output_loop_structure
-from accelsim.workload.ops import OpType
+from accelsim.sim.profile import ScheduleProfile, StepDemand, output_loop_structure
+from accelsim.workload.operators import OPERAND_ROLES
 
 MAX_LOGGED_PER_KIND = 5  # problem messages kept per kind (all are counted)
 
@@ -141,8 +141,8 @@ class DatapathValues:
         # per loop-nest dimension, the (tensor axis, coefficient) terms it appears in
         self.plans = {role: [[(a, c) for a, axis in enumerate(nest.tensors[role]) for dim, c in axis if dim == d]
                              for d in self.dims]
-                      for role in OPERANDS}
-        self.adds = cm.layer.op is OpType.RESADD  # a residual add adds its operands
+                      for role in OPERAND_ROLES}
+        self.adds = cm.layer.operator.combine == "add"  # a residual add adds its operands
         self.views: dict[int, _StepView] = {}
         # DRAM
         self.dram = {"input": operands.input, "weight": operands.weight}
@@ -151,7 +151,7 @@ class DatapathValues:
         self.dram_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.dram_out_written = np.zeros(out_shape, dtype=bool)
         # L2: operand tiles by index (mask, values); one output array with its state
-        self.l2: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {role: {} for role in OPERANDS}
+        self.l2: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {role: {} for role in OPERAND_ROLES}
         self.l2_prev_tile: int | None = None
         self.l2_out = np.zeros(out_shape, dtype=self.acc_dtype)
         self.l2_out_macs = np.zeros(out_shape, dtype=np.int64)
@@ -159,7 +159,7 @@ class DatapathValues:
         self.l2_out_unread = np.zeros(out_shape, dtype=bool)
         # L1: per PE its latest operand copy (lo, hi, values) per tensor, each step's copies
         # until the step computes, the partial sums read back for it, its accumulator
-        self.l1: dict[str, dict[int, _L1Copy]] = {role: {} for role in OPERANDS}
+        self.l1: dict[str, dict[int, _L1Copy]] = {role: {} for role in OPERAND_ROLES}
         self.pending: dict[int, dict[int, dict[str, _L1Copy]]] = {}
         self.seeds: dict[tuple[int, int], _Accumulator] = {}
         self.acc: dict[int, _Accumulator] = {}
@@ -185,7 +185,7 @@ class DatapathValues:
         td = self.tiles.demand(tile)
         prev = self.l2_prev_tile
         valid = False
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             lo, hi = self.tile_boxes[role][0][:, tile], self.tile_boxes[role][1][:, tile]
             if (hi < lo).any():  # no sub-unit works in this tile: L2 keeps what it had
                 if prev is not None:
@@ -212,7 +212,7 @@ class DatapathValues:
             self.l2[role][tile] = (mask, values)
         if valid:
             self.l2_prev_tile = tile
-            for role in OPERANDS:  # tiles before the previous one have left L2
+            for role in OPERAND_ROLES:  # tiles before the previous one have left L2
                 for old in [i for i in self.l2[role] if i < tile - 1]:
                     del self.l2[role][old]
         if td.read_words["output"]:
@@ -235,7 +235,7 @@ class DatapathValues:
         tile = t // self.steps_per_tile
         view = self._view(t)
         copies = self.pending.setdefault(t, {pe: {} for pe in view.active})
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             boxes = view.boxes[role]
             words = sum(self._deliver(role, t, pe, tile, *boxes[pe], copies[pe]) for pe in view.active)
             self._agree(f"step {t}: {role} words written into L1s", words, getattr(demand, role).dest_words)
@@ -359,7 +359,7 @@ class DatapathValues:
         # sum over tensor axes of coefficient * i_d from the L1 copy's first element (which
         # holds the window's start), so a strided view reads it without copying
         gathered = []
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             values = operands[role][2]
             strides = [sum(c * values.strides[a] for a, c in terms) for terms in self.plans[role]]
             gathered.append(as_strided(values, shape=extents, strides=strides, writeable=False))

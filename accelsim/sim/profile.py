@@ -38,8 +38,8 @@ from accelsim.mapping.geometry import (
     LoopClass, UnitClasses, boxes, every_index_classes, last_active, level_intervals, loop_classes, loop_points,
     loop_strides, pe_index, previous_active, step_loop_indices, unit_classes, unit_velocity, volume,
 )
+from accelsim.workload.operators import OPERAND_ROLES
 
-OPERANDS = ("input", "weight")
 ENUMERATION_LIMIT = 1 << 16  # sub-unit tuples enumerated at most to prove boxes distinct
 
 
@@ -320,7 +320,7 @@ class ScheduleProfile:
         prev_valid = bool(has_prev[0])
 
         sets: dict[str, TransferSet] = {}
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
@@ -416,7 +416,7 @@ class ScheduleProfile:
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
         packets = {}
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
@@ -654,7 +654,7 @@ class TileSchedule:
             return TileDemand(reads, runs, 0, 0)
         p = self.previous_valid(t)
         prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
-        for role in OPERANDS:
+        for role in OPERAND_ROLES:
             lo, hi = box[role]
             vol = prod(h - l + 1 for l, h in zip(lo, hi))
             inter = 0 if prev is None else prod(

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Callable
 
 from accelsim.hw.spec import HardwareSpec
-from accelsim.sim.profile import OPERANDS, TileSchedule
+from accelsim.sim.profile import TileSchedule
 from accelsim.trace.events import CounterSample, TraceEvent
+from accelsim.workload.operators import OPERAND_ROLES, TENSOR_ROLES
 from accelsim.workload.ops import LoopNest
 
 TENSOR_ALIGN_BYTES = 4096
@@ -33,7 +34,7 @@ Box = tuple[list[int], list[int]]  # inclusive lo, hi per tensor axis
 def base_addresses(nest: LoopNest, word_size_bytes: int) -> dict[str, int]:
     """Byte address of each tensor's first element (see module docstring)."""
     bases, at = {}, 0
-    for role in ("input", "weight", "output"):
+    for role in TENSOR_ROLES:
         bases[role] = at
         end = at + prod(nest.extents(role)) * word_size_bytes
         at = -(-end // TENSOR_ALIGN_BYTES) * TENSOR_ALIGN_BYTES
@@ -112,7 +113,7 @@ class DramRequestWriter:
         bases = base_addresses(nest, hw.word_size_bytes)
         self.layouts = {role: TensorLayout(nest, role, bases[role], hw.word_size_bytes) for role in bases}
         self.tiles_of = tiles
-        self.prev: dict[str, Box | None] = {role: None for role in OPERANDS}
+        self.prev: dict[str, Box | None] = {role: None for role in OPERAND_ROLES}
         self.seen = 0  # tiles whose operand boxes have been taken into self.prev
 
     def _read_boxes(self, tile: int) -> list[tuple[str, Box]]:
@@ -121,7 +122,7 @@ class DramRequestWriter:
         tiles = self.tiles_of()
         while self.seen <= tile:
             td = tiles.demand(self.seen)
-            for role in OPERANDS:
+            for role in OPERAND_ROLES:
                 if td.boxes and self.seen == tile and td.read_words[role]:
                     out += [(role, b) for b in box_minus(td.boxes[role], self.prev[role])]
                 if td.boxes:
@@ -130,7 +131,7 @@ class DramRequestWriter:
         td = tiles.demand(tile)
         if td.read_words["output"]:
             out.append(("output", td.boxes["output"]))
-        for role in ("input", "weight", "output"):
+        for role in TENSOR_ROLES:
             got = sum(box_words(b) for r, b in out if r == role)
             if got != td.read_words[role]:
                 raise AssertionError(f"L2 tile {tile}: {role} boxes hold {got} words, the profile reads {td.read_words[role]}")
