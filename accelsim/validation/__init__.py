@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from accelsim.errors import InputError
-from accelsim.validation.attribution import ATTRIBUTION_BUDGET_PE_STEPS, ATTRIBUTION_COLUMNS, attribute_gaps
+from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
 from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
-from accelsim.validation.scenarios import (PAPER_CHECK_BUDGET_PE_STEPS, QUICK_BUDGET_PE_STEPS,
-                                           QUICK_PAPER_CHECK_BUDGET_PE_STEPS, SCENARIO_SETS, SIM_BUDGET_PE_STEPS,
-                                           Scenario, ScenarioSet, systolic_set)
+from accelsim.validation.scenarios import (QUICK_BUDGET_PE_STEPS, QUICK_PAPER_CHECK_BUDGET_PE_STEPS,
+                                           SCENARIO_SETS, Scenario, ScenarioSet, systolic_set)
 
 REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", *PLOTS)
 
@@ -76,8 +75,8 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     if existing and not force:
         raise InputError(f"{out.as_posix()}: {', '.join(existing)} already exist; pass --force to overwrite them")
     say = progress or (lambda message: None)
-    budget = QUICK_BUDGET_PE_STEPS if quick else SIM_BUDGET_PE_STEPS
-    plan = RunPlan(budget, analytical_model(), scenario_budgets=not quick)
+    budget = QUICK_BUDGET_PE_STEPS if quick else None
+    plan = RunPlan(budget, analytical_model())
     missing = []
     if sets is None:
         sets = list(SCENARIO_SETS)
@@ -93,10 +92,10 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
 
     rows = run_scenarios((sc for s in sets for sc in s.scenarios), plan, done)
     say("gap attribution")
-    attribution = attribute_gaps((sc for s in sets for sc in s.scenarios), rows,
-                                 0 if quick else ATTRIBUTION_BUDGET_PE_STEPS)
+    ablation_budget = 0 if quick else None  # the quick run attributes no gap
+    attribution = attribute_gaps((sc for s in sets for sc in s.scenarios), rows, ablation_budget)
     say("paper checks")
-    check_budget = QUICK_PAPER_CHECK_BUDGET_PE_STEPS if quick else PAPER_CHECK_BUDGET_PE_STEPS
+    check_budget = QUICK_PAPER_CHECK_BUDGET_PE_STEPS if quick else None
     checks = run_paper_checks(RunPlan(check_budget, plan.analytical), rows)
     say("SCALE-Sim parity")
     parity, parity_note = _parity(paths.scalesim_dir, quick)
@@ -106,8 +105,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     maestro_rows_: list = []
     maestro_lines: list[str] = []
     if paths.maestro_dir.is_dir():
-        maestro_rows_ = maestro_rows(paths.maestro_dir, budget, 0 if quick else ATTRIBUTION_BUDGET_PE_STEPS,
-                                     progress=say)
+        maestro_rows_ = maestro_rows(paths.maestro_dir, budget, ablation_budget, progress=say)
         maestro_lines = maestro_section(maestro_rows_, budget)
     else:
         missing.append(f"MAESTRO reference set: no {paths.maestro_dir.as_posix()} (run from the repository root)")
@@ -116,7 +114,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
         missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
     command = "accelsim validate" + (" --quick" if quick else "")
     inputs = ReportInputs(command, budget, check_budget, sets, checks, style_forms(), attribution,
-                          0 if quick else ATTRIBUTION_BUDGET_PE_STEPS, parity, parity_note,
+                          ablation_budget, parity, parity_note,
                           [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing, maestro_lines)
 
     import pandas as pd

@@ -1,9 +1,9 @@
 """Where the cycle gap between the realistic simulation and the analytical model comes from,
 per scenario set (accelsim.compare.attribution's ablation: one extra simulation per named cause).
 
-The ablation costs one realistic simulation per cause, so it runs only on layers whose steps x
-PEs is at most :data:`ATTRIBUTION_BUDGET_PE_STEPS`, and not on the systolic set (its fold rule is
-a simulator option the ablation does not take).
+The ablation costs one realistic simulation per cause; it runs on every layer (``--quick``: on
+none), but not on the systolic set (its fold rule is a simulator option the ablation does not
+take).
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from accelsim.compare.attribution import PARTS, ablate
 from accelsim.validation.runner import scenario_jobs
 from accelsim.validation.scenarios import Scenario
 
-ATTRIBUTION_BUDGET_PE_STEPS = 100_000
 ATTRIBUTION_COLUMNS = ("set", "network", "hw", "style", "layer", "realistic_cycles", "analytical_cycles",
                        "gap_cycles", *PARTS)
 
 
-def attribute_gaps(scenarios: Iterable[Scenario], rows: list[dict[str, Any]], budget_pe_steps: int
+def attribute_gaps(scenarios: Iterable[Scenario], rows: list[dict[str, Any]], budget_pe_steps: int | None
                    ) -> list[dict[str, Any]]:
     """One row per attributed layer: the gap realistic - analytical split into PARTS (cycles)."""
     runs = {(r["set"], r["network"], r["hw"], r["style"], r["layer"], r["model"], r["mode"]): r
@@ -36,7 +35,8 @@ def attribute_gaps(scenarios: Iterable[Scenario], rows: list[dict[str, Any]], bu
             key = (sc.set_name, sc.network, sc.hw, sc.style, layer_name)
             real, smae, ana = (runs.get(key + run) for run in
                                (("simulator", "realistic"), ("simulator", "maestro"), ("analytical", "maestro")))
-            if real is None or smae is None or ana is None or real["steps"] * real["num_pes"] > budget_pe_steps:
+            over = budget_pe_steps is not None and real is not None and real["steps"] * real["num_pes"] > budget_pe_steps
+            if real is None or smae is None or ana is None or over:
                 continue
             concrete = concrete or scenario_jobs(sc)
             job = next(j for layer, j, _ in concrete.layers if layer.name == layer_name)

@@ -52,15 +52,16 @@ def _true_facts(reference: Path) -> dict[str, bool]:
     return {name: bool(meta.get("quirk")) for name, meta in json.loads((reference / "layers.json").read_text()).items()}
 
 
-def maestro_rows(reference: Path, sim_budget_pe_steps: int, ablation_budget_pe_steps: int,
+def maestro_rows(reference: Path, sim_budget_pe_steps: int | None, ablation_budget_pe_steps: int | None,
                  hw_files: Sequence[str] = HW_FILES, networks: Sequence[str] = NETWORKS,
                  layers: Sequence[str] | None = None, progress: Callable[[str], None] | None = None
                  ) -> list[dict[str, Any]]:
     """One row per (hardware file, layer) of the reference set (optionally only ``layers``).
 
     The simulator runs (maestro and realistic mode) only layers of at most
-    ``sim_budget_pe_steps`` PE-steps; the realistic rungs are split by cause (six more
-    simulations) up to ``ablation_budget_pe_steps``, else one ``realistic_effects`` rung.
+    ``sim_budget_pe_steps`` PE-steps (None: every layer); the realistic rungs are split by cause
+    (six more simulations) up to ``ablation_budget_pe_steps`` (None: every layer), else one
+    ``realistic_effects`` rung.
     ``status``: ``simulated``, ``over_budget`` (ladder up to ``case_arithmetic``, the analytical
     model) or ``refused`` (our compiler refuses the mapping: the message is in ``lint``).
     """
@@ -101,10 +102,10 @@ def maestro_rows(reference: Path, sim_budget_pe_steps: int, ablation_budget_pe_s
                     continue
                 pe_steps = cm.steps * cm.used_pes
                 row["pe_steps"] = pe_steps
-                if pe_steps <= sim_budget_pe_steps:
+                if sim_budget_pe_steps is None or pe_steps <= sim_budget_pe_steps:
                     sim_maestro = simulate_layer(cm, hw, SimOptions(mode="maestro")).cycles
                     sim_realistic = simulate_layer(cm, hw, SimOptions(mode="realistic")).cycles
-                    ab = ablate(cm, hw, sim_realistic, sim_maestro) if pe_steps <= ablation_budget_pe_steps else None
+                    ab = ablate(cm, hw, sim_realistic, sim_maestro) if ablation_budget_pe_steps is None or pe_steps <= ablation_budget_pe_steps else None
                     steps = ladder_steps(job, cm, hw, sim_realistic, sim_maestro, ab)
                     walk = ladder(SOURCE, maestro_cycles, steps)
                     row.update(status="simulated", sim_maestro_cycles=sim_maestro, sim_realistic_cycles=sim_realistic)
@@ -129,14 +130,15 @@ def _n(v: Any) -> str:
     return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else ("" if v is None else str(v))
 
 
-def maestro_section(rows: Sequence[dict[str, Any]], sim_budget_pe_steps: int) -> list[str]:
+def maestro_section(rows: Sequence[dict[str, Any]], sim_budget_pe_steps: int | None) -> list[str]:
     """The report's Markdown section for the MAESTRO reference set."""
     identical = sum(1 for r in rows if r["model_csv_line_identical"])
     lines = [
         ("The MAESTRO binary's own output for 27 layers on 3 hardware files (`validation/maestro/`, provenance "
         "in its README), held against `accelsim analyze --model maestro` (the model of the binary), our "
-        "analytical model (maestro mode) and the simulator (maestro and realistic mode, layers of at most "
-        f"{sim_budget_pe_steps:,} PE-steps). The model's CSV line equals MAESTRO's byte for byte on "
+        "analytical model (maestro mode) and the simulator (maestro and realistic mode, "
+        + ("every layer" if sim_budget_pe_steps is None else f"layers of at most {sim_budget_pe_steps:,} PE-steps")
+        + "). The model's CSV line equals MAESTRO's byte for byte on "
         f"**{identical} of {len(rows)}** points."),
         "",
     ]

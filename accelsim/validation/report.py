@@ -30,13 +30,13 @@ class ReportInputs:
     """Everything the report shows besides the rows."""
 
     command: str
-    budget_pe_steps: int
-    paper_check_budget_pe_steps: int
+    budget_pe_steps: int | None  # None: every layer simulated
+    paper_check_budget_pe_steps: int | None
     sets: Sequence[ScenarioSet]
     checks: Sequence[PaperCheck]
     style_forms: Sequence[StyleForm]
     attribution: Sequence[dict[str, Any]]  # accelsim.validation.attribution rows
-    attribution_budget_pe_steps: int
+    attribution_budget_pe_steps: int | None
     parity: Any  # pandas DataFrame of the SCALE-Sim parity run, or None
     parity_note: str
     trace_pngs: Sequence[str]  # paths relative to the report
@@ -174,7 +174,9 @@ def _attribution(inputs: ReportInputs) -> list[str]:
 
     out = [f"The gap between the realistic simulation and the analytical model, split by named cause "
            f"(`accelsim.compare.attribution`: each cause made ideal in turn), summed over the layers of each set "
-           f"whose steps x PEs is at most {inputs.attribution_budget_pe_steps:,} (the ablation runs one extra "
+           + ("" if inputs.attribution_budget_pe_steps is None else
+              f"whose steps x PEs is at most {inputs.attribution_budget_pe_steps:,} ")
+           + "(the ablation runs one extra "
            f"simulation per cause; the systolic set is not ablated). Shares of the summed gap; the parts add up to it.",
            ""]
     rows = []
@@ -239,11 +241,12 @@ def write_report(rows: Sequence[dict[str, Any]], inputs: ReportInputs, path: Pat
         "",
         "Models: the **simulator** in `realistic` mode (the reference) and in `maestro` mode "
         "(MAESTRO's assumptions), and the **analytical** model (`accelsim.analytical`, maestro mode). "
-        f"The simulator runs a layer only when its mapping's steps x PEs is at most "
-        f"**{inputs.budget_pe_steps:,}** (the simulation budget: the simulator's cost grows with steps x PEs, "
-        "see `accelsim/validation/scenarios.py`); larger layers are evaluated by the analytical model only and "
-        f"say so in their row (the paper checks, single layers, have a budget of "
-        f"{inputs.paper_check_budget_pe_steps:,}). Lower bounds: compute = MACs / (PEs x MACs per PE "
+        + ("Every layer is simulated (the simulator's cost follows a mapping's distinct work, not its steps x PEs). "
+           if inputs.budget_pe_steps is None else
+           f"This quick run simulates a layer only when its mapping's steps x PEs is at most "
+           f"**{inputs.budget_pe_steps:,}**; larger layers are evaluated by the analytical model only and say so in "
+           f"their row (the paper checks: at most {inputs.paper_check_budget_pe_steps:,}). ")
+        + "Lower bounds: compute = MACs / (PEs x MACs per PE "
         "per cycle), off-chip = compulsory DRAM bytes (every tensor element once) / DRAM bandwidth.",
         "",
     ]

@@ -1,11 +1,12 @@
-"""Run the validation scenarios: every layer by the simulator (both fidelity modes, within the
-step budget) and by the analytical model, as one flat table of rows.
+"""Run the validation scenarios: every layer by the simulator (both fidelity modes; ``--quick``:
+within a step budget) and by the analytical model, as one flat table of rows.
 
 A row is one (scenario, layer, model, mode). ``status`` says what happened:
 
 - ``ok``: the model ran; the numbers are its results;
-- ``over_budget``: the simulator was not run because the layer's mapping exceeds the budget of
-  steps x PEs (the analytical model still runs; ``note`` gives the numbers);
+- ``over_budget`` (``--quick`` only): the simulator was not run because the layer's mapping
+  exceeds the quick run's budget of steps x PEs (the analytical model still runs; ``note``
+  gives the numbers);
 - ``unmappable``: the style has no legal mapping of the layer on the hardware (``note`` gives
   the reason), so no model runs.
 
@@ -15,7 +16,7 @@ Every row carries the layer's physical lower bounds (:func:`accelsim.bounds.lowe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -93,21 +94,14 @@ def scenario_jobs(sc: Scenario) -> ScenarioJobs:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What to run: the simulator's budget (scenarios.SIM_BUDGET_PE_STEPS) and the models
-    available."""
+    """What to run: the simulator's budget (None: every layer; ``--quick``:
+    scenarios.QUICK_BUDGET_PE_STEPS) and the models available."""
 
-    budget_pe_steps: int  # simulate a layer only when steps x PEs is at most this
+    budget_pe_steps: int | None  # simulate a layer only when steps x PEs is at most this
     analytical: LayerModel
-    scenario_budgets: bool = True  # honour Scenario.budget_pe_steps (off with --quick)
 
     def simulates(self, cm: CompiledMapping, hw: HardwareSpec) -> bool:
-        return cm.steps * hw.num_pes <= self.budget_pe_steps
-
-    def for_scenario(self, sc: Scenario) -> "RunPlan":
-        """The plan with the scenario's own budget, where it has one."""
-        if self.scenario_budgets and sc.budget_pe_steps is not None:
-            return replace(self, budget_pe_steps=sc.budget_pe_steps)
-        return self
+        return self.budget_pe_steps is None or cm.steps * hw.num_pes <= self.budget_pe_steps
 
     def over_budget_note(self, cm: CompiledMapping, hw: HardwareSpec) -> str:
         return (f"not simulated: {cm.steps:,} steps x {hw.num_pes:,} PEs = {cm.steps * hw.num_pes:,} "
@@ -175,7 +169,6 @@ def scenario_rows(sc: Scenario, plan: RunPlan) -> list[dict[str, Any]]:
     """Rows of every layer of one scenario. A layer the style cannot map on the hardware gets
     ``unmappable`` rows; the other layers still run."""
     concrete = scenario_jobs(sc)
-    plan = plan.for_scenario(sc)
     rows: list[dict[str, Any]] = []
     for layer, job, why in concrete.layers:
         base = identity_columns(sc, layer, concrete.hw)

@@ -5,13 +5,10 @@ Each set reproduces a setup of one of the papers the simulator grows from (see D
 preset mapped by a named dataflow style; every layer of it is run by the simulator in
 ``realistic`` and ``maestro`` mode and by the analytical model.
 
-Simulation budget: the simulator's cost grows with steps x PEs (one step = one iteration of the
-flattened loop nest; the per-step profile is computed per PE), so a layer is simulated only when
-its mapping's ``steps x PEs`` ("PE-steps") is at most :data:`SIM_BUDGET_PE_STEPS`. Measured on
-the shared 2-core development machine the simulator ran 0.05-0.6 million PE-steps per second
-(one mode), so a layer at the budget takes 2-20 s per mode. Larger layers (FLASH's GEMM I has
-5.5e11 MACs and 3.4e7 steps on the 256-PE ``flash_edge``) are evaluated by the analytical model
-only, and the report says so per row. ``--quick`` uses :data:`QUICK_BUDGET_PE_STEPS`.
+Every layer is simulated: the simulator's cost depends on the distinct work of a mapping, not on
+its steps or PEs (FLASH's GEMM I, 3.4e7 steps on the 256-PE ``flash_edge``, takes about a second).
+``--quick`` (a smoke run) simulates only layers whose ``steps x PEs`` ("PE-steps") is at most
+:data:`QUICK_BUDGET_PE_STEPS` and says so per row of the others.
 """
 
 from __future__ import annotations
@@ -19,11 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SIM_BUDGET_PE_STEPS = 1_000_000
 QUICK_BUDGET_PE_STEPS = 100_000
-DMAZERUNNER_BUDGET_PE_STEPS = 6_500_000
-# The paper checks are single layers the comparison needs simulated; they get their own budget.
-PAPER_CHECK_BUDGET_PE_STEPS = 40_000_000
 QUICK_PAPER_CHECK_BUDGET_PE_STEPS = 1_000_000
 
 CONV_STYLES = ("nvdla_like", "eyeriss_like", "shidiannao_like")
@@ -41,7 +34,6 @@ class Scenario:
     hw: str
     style: str
     kind: str = "style"
-    budget_pe_steps: int | None = None  # replaces SIM_BUDGET_PE_STEPS for this scenario (not in --quick)
 
 
 @dataclass(frozen=True)
@@ -56,10 +48,9 @@ class ScenarioSet:
 
 
 def _set(name: str, title: str, source: str, networks: tuple[str, ...], hws: tuple[str, ...],
-         styles: tuple[str, ...], budget_pe_steps: int | None = None, notes: str = "") -> ScenarioSet:
+         styles: tuple[str, ...], notes: str = "") -> ScenarioSet:
     return ScenarioSet(name, title, source, tuple(
-        Scenario(name, net, hw, style, budget_pe_steps=budget_pe_steps)
-        for net in networks for hw in hws for style in styles), notes)
+        Scenario(name, net, hw, style) for net in networks for hw in hws for style in styles), notes)
 
 
 SCENARIO_SETS: tuple[ScenarioSet, ...] = (
@@ -74,10 +65,7 @@ SCENARIO_SETS: tuple[ScenarioSet, ...] = (
          "FLASH Sec. 5.4 and Fig. 10", ("flash_mlp",), ("flash_edge", "flash_cloud"), FLASH_STYLES),
     _set("dmazerunner", "dMazeRunner: six ResNet layers, batch 4",
          "dMazeRunner Sec. 5 (16x16 array) and Table 4 (layers)",
-         ("dmazerunner6",), ("dmazerunner_16x16",), CONV_STYLES, budget_pe_steps=DMAZERUNNER_BUDGET_PE_STEPS,
-         notes="Every layer of this set is above the common simulation budget (batch 4: 5 to 67 million PE-steps), "
-               f"so the set has its own budget of {DMAZERUNNER_BUDGET_PE_STEPS:,} PE-steps: the simulator runs "
-               "conv5_1 under nvdla_like and eyeriss_like, the analytical model every layer."),
+         ("dmazerunner6",), ("dmazerunner_16x16",), CONV_STYLES),
 )
 
 
