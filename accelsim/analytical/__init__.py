@@ -6,7 +6,7 @@ with ``model="analytical"``; ``bound_violations(result)`` lists the lower bounds
 falls below.
 """
 
-from accelsim.bounds import bound_violations
 from accelsim.analytical.model import analyze_layer
+from accelsim.bounds import bound_violations
 
 __all__ = ["analyze_layer", "bound_violations"]

@@ -25,14 +25,13 @@ words of the stationary operand, or, output-stationary, drain.
 from __future__ import annotations
 
 import time
-from math import ceil, log2
-from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from accelsim.bounds import fill_bounds
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
 from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
+from accelsim.bounds import fill_bounds
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.model_options import Mode, SystolicFold
@@ -49,23 +48,22 @@ class _Rates:
 
     def __init__(self, hw: HardwareSpec, mode: Mode):
         noc, red = hw.distribution_noc, hw.reduction_noc
+        dist_kind, red_kind = DISTRIBUTION_KINDS[noc.kind], REDUCTION_KINDS[red.kind]
         self.maestro = mode == "maestro"
-        self.multicast = self.maestro or noc.multicast or noc.kind == "systolic"
+        self.multicast = self.maestro or noc.multicast or dist_kind.always_multicast
         self.ingress = noc.bandwidth_words_per_cycle
-        self.egress = red.bandwidth_words_per_cycle if red.kind != "none" else self.ingress
+        self.egress = red.bandwidth_words_per_cycle if red_kind.exists else self.ingress
         self.double_l1 = self.maestro or hw.l1.double_buffered
         self.double_l2 = self.maestro or hw.l2.double_buffered
-        self.packed_ingress = noc.kind == "systolic"
-        self.packed_egress = red.kind != "none"
+        self.packed_ingress = dist_kind.packed
+        self.packed_egress = red_kind.packed
         self.shared_network = False
         self.ingress_latency = self.drain_delay = self.dram_latency = 0
         if not self.maestro:
             self.ingress = min(self.ingress, hw.l2.read_bandwidth_words_per_cycle)
             self.egress = min(self.egress, hw.l2.write_bandwidth_words_per_cycle)
-            self.shared_network = red.kind == "none"
-            hops = {"bus": 1, "tree": max(1, ceil(log2(max(2, hw.num_pes)))),
-                    "systolic": hw.pe_array.rows + hw.pe_array.cols - 1}[noc.kind]
-            self.ingress_latency = noc.latency_cycles * hops
+            self.shared_network = not red_kind.exists
+            self.ingress_latency = noc.latency_cycles * dist_kind.hops(hw.pe_array.rows, hw.pe_array.cols)
             self.drain_delay = hw.pe_array.mac_pipeline_latency_cycles - 1
             self.dram_latency = hw.dram.latency_cycles if hw.dram.model == "simple" else 0
 

@@ -16,13 +16,21 @@ from math import prod
 
 import numpy as np
 
-from accelsim.mapping.geometry import (
-    Cases, LoopClass, boxes, columns, enumerate_cases, last_active, loop_classes, loop_points, member_units,
-    previous_active, volume,
-)
 from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.mapping.geometry import (
+    Cases,
+    LoopClass,
+    boxes,
+    columns,
+    enumerate_cases,
+    last_active,
+    loop_classes,
+    loop_points,
+    member_units,
+    previous_active,
+    volume,
+)
 from accelsim.workload.operators import OPERAND_ROLES
-
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from accelsim.errors import InputError
 from accelsim.functional.datapath import DatapathValues
 from accelsim.functional.operands import DTYPES, Dtype, random_operands, reference_output, tolerance
 from accelsim.functional.report import FunctionalReport, build_report
+from accelsim.hw.noc import REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
@@ -46,7 +47,7 @@ def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptio
         raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
     check_size(cm)
     operands = random_operands(cm.layer, dtype, seed)
-    values = DatapathValues(cm, operands, reduction_network=hw.reduction_noc.kind != "none")
+    values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists)
     result = LayerSimulation(cm, hw, options, values=values).run()
     if operands.exact:
         expected = reference_output(cm.layer, operands.input, operands.weight)

@@ -7,7 +7,7 @@ fields, wrong types and out-of-range numbers are rejected with a message naming 
 from __future__ import annotations
 
 import math
-from typing import Literal, Optional
+from typing import Literal, Mapping, Optional
 
 from pydantic import (
     BaseModel,
@@ -18,6 +18,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
 PositiveFloat = float  # validated through Field(gt=0)
 
@@ -80,22 +82,40 @@ class L2Spec(_Strict):
     double_buffered: bool = True
 
 
-class DistributionNoCSpec(_Strict):
-    """L2 -> PE L1 network. ``bus`` with or without multicast, a ``tree``, or ``systolic``
-    neighbour forwarding (data enters at the array edge and moves one hop per cycle)."""
+def _known_kind(kind: str, kinds: Mapping[str, object]) -> str:
+    if kind not in kinds:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(kinds)}")
+    return kind
 
-    kind: Literal["bus", "tree", "systolic"]
+
+class DistributionNoCSpec(_Strict):
+    """L2 -> PE L1 network: one of the kinds of :mod:`accelsim.hw.noc` (``bus`` with or
+    without multicast, a ``tree``, or ``systolic`` neighbour forwarding: data enters at the
+    array edge and moves one hop per cycle)."""
+
+    kind: str
     multicast: bool = True
     bandwidth_words_per_cycle: float = Field(gt=0)
     latency_cycles: int = Field(default=1, ge=0)
 
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, kind: str) -> str:
+        return _known_kind(kind, DISTRIBUTION_KINDS)
+
 
 class ReductionNoCSpec(_Strict):
-    """Spatial reduction of partial sums: adder ``tree``, store-and-forward ``chain``, ``none``."""
+    """Spatial reduction of partial sums: one of the kinds of :mod:`accelsim.hw.noc` (adder
+    ``tree``, store-and-forward ``chain``, ``none``)."""
 
-    kind: Literal["tree", "chain", "none"]
+    kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, kind: str) -> str:
+        return _known_kind(kind, REDUCTION_KINDS)
 
 
 class DRAMSpec(_Strict):

@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 from math import ceil, prod
-from typing import Sequence
 
 import numpy as np
 
@@ -335,7 +334,7 @@ class UnitClasses:
 
     def units(self) -> Units:
         """The representatives as one (1, classes) array per level."""
-        return [self.first[None, :, l] for l in range(self.first.shape[1])]
+        return [self.first[None, :, lv] for lv in range(self.first.shape[1])]
 
 
 def level_intervals(cm: CompiledMapping, exact: bool = False) -> list[list[tuple[int, int]]]:
@@ -358,8 +357,8 @@ def unit_classes(cm: CompiledMapping, exact: bool = False) -> UnitClasses:
     per_level = level_intervals(cm, exact)
     combos = list(product(*(range(len(iv)) for iv in per_level)))
     interval = np.array(combos, dtype=np.int64).reshape(len(combos), len(per_level))
-    first = np.array([[per_level[l][k][0] for l, k in enumerate(c)] for c in combos], dtype=np.int64)
-    size = np.array([[per_level[l][k][1] for l, k in enumerate(c)] for c in combos], dtype=np.int64)
+    first = np.array([[per_level[lv][k][0] for lv, k in enumerate(c)] for c in combos], dtype=np.int64)
+    size = np.array([[per_level[lv][k][1] for lv, k in enumerate(c)] for c in combos], dtype=np.int64)
     first = first.reshape(interval.shape)
     size = size.reshape(interval.shape)
     return UnitClasses(first, size, interval, size.prod(axis=1))
@@ -370,10 +369,10 @@ def unit_velocity(cm: CompiledMapping, role: str) -> np.ndarray:
     of a level grows by one (sum over the level's spatial maps of coefficient x offset)."""
     axes = cm.nest.tensors[role]
     out = np.zeros((len(cm.levels), len(axes)), dtype=np.int64)
-    for l, level in enumerate(cm.levels):
+    for lv, level in enumerate(cm.levels):
         for ld in level.spatial:
             for a, axis in enumerate(axes):
-                out[l, a] += sum(c * ld.offset for d, c in axis if d == ld.dim)
+                out[lv, a] += sum(c * ld.offset for d, c in axis if d == ld.dim)
     return out
 
 
@@ -408,7 +407,7 @@ def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
     n, loops = rep.shape
     width = np.broadcast_shapes(*(np.shape(u) for u in units))[-1] if units else 1
     nonzero = rep > 0
-    has_prev = nonzero.any(axis=1)
+    has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
     innermost = np.where(has_prev, loops - 1 - np.argmax(nonzero[:, ::-1], axis=1), -1) if loops else \
         np.full(n, -1)
     out = [np.broadcast_to(rep[:, i:i + 1], (n, width)).copy() for i in range(loops)]

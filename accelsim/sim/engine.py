@@ -65,8 +65,10 @@ from accelsim.mapping.geometry import step_loop_indices
 from accelsim.model_options import Mode, SystolicFold
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
 from accelsim.sim.dram import dma_cycles
-from accelsim.sim.milestones import Lattice, Milestones
+from accelsim.sim.milestones import Milestones
 from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
+
+Process = Generator[simpy.Event, Any, None]  # a SimPy process body
 
 # The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
 # ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
@@ -422,7 +424,17 @@ class LayerSimulation:
             self._stall(cause, start, end, self.count.steps_done)
         return self._result(cycles, time.perf_counter() - wall0)
 
-    def _spawn(self, generator: Generator, state: ProcessState) -> simpy.Process:
+    def _clock(self) -> int:
+        """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
+        return int(self.env.now)
+
+    def _retire(self) -> None:
+        """The active transient process is done: it no longer belongs to the state."""
+        process = self.env.active_process
+        if process is not None:
+            del self.owner[process]
+
+    def _spawn(self, generator: Process, state: ProcessState) -> simpy.Process:
         process = self.env.process(generator)
         self.owner[process] = state
         return process
@@ -441,7 +453,7 @@ class LayerSimulation:
                 return
 
     # ------------------------------------------------------------------ processes
-    def _dma_in(self) -> Generator:
+    def _dma_in(self) -> Process:
         env, st, tiles = self.env, self.states["dma_in"], self.tiles
         st.tile = 0
         while st.tile < tiles.count:
@@ -459,7 +471,7 @@ class LayerSimulation:
                 request = self.dram.request()
                 yield request
                 st.phase = "dma"
-                st.start = env.now
+                st.start = self._clock()
                 if self.values is not None:
                     self.values.tile_loaded(st.tile)
                 yield env.timeout(busy)
@@ -475,21 +487,21 @@ class LayerSimulation:
                     continue
             elif self.values is not None:
                 self.values.tile_loaded(st.tile)
-            self.l2_ready.put(TileArrival(st.tile, env.now))
+            self.l2_ready.put(TileArrival(st.tile, self._clock()))
             st.tile += 1
         st.phase = "done"
 
-    def _arrive(self, st: ProcessState, latency: int) -> Generator:
+    def _arrive(self, st: ProcessState, latency: int) -> Process:
         yield self.env.timeout(latency)
-        self.l2_ready.put(TileArrival(st.tile, self.env.now))
-        del self.owner[self.env.active_process]
+        self.l2_ready.put(TileArrival(st.tile, self._clock()))
+        self._retire()
 
-    def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator:
+    def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator[simpy.Event, Any, bool]:
         """Process: wait until result ``st.key`` is in place; its value: whether it exists.
         (The key lives in ``st`` so a warp can move it.)"""
         env = self.env
         while True:
-            if milestones.landed_through(st.key, env.now):
+            if milestones.landed_through(st.key, self._clock()):
                 return True
             cycle = milestones.cycle_of(st.key)
             if cycle is not None:
@@ -517,7 +529,7 @@ class LayerSimulation:
             self._parts_cache[id(demand)] = found
         return found
 
-    def _distribute(self) -> Generator:
+    def _distribute(self) -> Process:
         env, st, profile = self.env, self.states["distribute"], self.profile
         total = self.cm.steps
         cursor = _Cursor(profile, self.tiles.steps_per_tile)
@@ -529,17 +541,17 @@ class LayerSimulation:
             parts = self._parts(demand)
             if demand.tile_first:
                 st.phase = "l2_ready"
-                arrival = yield self.l2_ready.get()
+                arrival: TileArrival = yield self.l2_ready.get()
                 st.tile, st.l2_arrival = arrival.tile, arrival.cycle
             st.phase = "slot"
             yield self.l1_slots.get(1)
-            st.since = env.now
+            st.since = self._clock()
             if demand.readback.words:  # not before the previous visit's drain has landed
                 st.key = profile.visits.previous_end(st.step)
                 # a visit in which no PE worked drained nothing: the one before it did
                 while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
                     st.key = profile.visits.previous_end(st.key)
-            held = env.now - st.since  # cycles the step was held for its partial sums
+            held = self._clock() - st.since  # cycles the step was held for its partial sums
             if parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
@@ -547,7 +559,7 @@ class LayerSimulation:
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
-            self.ready.put(StepToken(st.step, demand, env.now + self.ingress_latency,
+            self.ready.put(StepToken(st.step, demand, self._clock() + self.ingress_latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -555,7 +567,7 @@ class LayerSimulation:
         st.phase = "done"
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Generator:
+              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Process:
         """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
         step, back to back. ``network`` is None when one process owns it alone.
 
@@ -578,7 +590,7 @@ class LayerSimulation:
             network.release(request)
 
     def _packets(self, component: str, step: int, parts: list[tuple[str, int, int, tuple[int, ...]]],
-                 bandwidth: float, packed: bool, end: float) -> Generator:
+                 bandwidth: float, packed: bool, end: float) -> Process:
         """The packets of one step, one event each: packed packets share the width, so packet i
         of a tensor ends at ceil(words sent so far / bandwidth)."""
         env = self.env
@@ -611,7 +623,7 @@ class LayerSimulation:
         self.count.noc_words += d.readback.words
         self.count.noc_dest += d.readback.dest_words
 
-    def _compute(self) -> Generator:
+    def _compute(self) -> Process:
         env, st = self.env, self.states["compute"]
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
         fold = self.options.systolic_fold
@@ -619,11 +631,11 @@ class LayerSimulation:
         count = self.count
         while count.steps_done < total:
             st.phase = "ready"
-            st.since = env.now
+            st.since = self._clock()
             token: StepToken = yield self.ready.get()
             st.token = token
             d = token.demand
-            st.start = max(env.now, token.arrival)
+            st.start = max(self._clock(), token.arrival)
             waited = st.start - st.since
             dram_part = min(waited, max(0, token.l2_arrival - st.since))
             # holding the read-back for its partial sums delayed the arrival by up to ``held``
@@ -645,14 +657,14 @@ class LayerSimulation:
                 self._record("pe_array", "compute", st.start, env.now, token.step, "", d.macs, d.active_pes)
             if self.values is not None:
                 self.values.computed(token.step)
-            st.done_at = env.now
+            st.done_at = self._clock()
             last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
             self.l1_slots.put(1)
             if d.drain_groups or last_tile_step:
                 st.phase = "out_slot"
                 yield self.out_slots.get(1)
-                st.stalls[2] = int(env.now - st.done_at)
-                self.drain_q.put(DrainToken(token.step, d, env.now + self.pipeline,
+                st.stalls[2] = self._clock() - st.done_at
+                self.drain_q.put(DrainToken(token.step, d, self._clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
                 if d.drain_partial:
                     self.partial_sums.promise(token.step)
@@ -674,18 +686,18 @@ class LayerSimulation:
             st.token = None
             if self.progress is not None:
                 self.progress(count.steps_done, total)
-        self.accounted_until = env.now  # the last step's computation and its output-buffer wait
+        self.accounted_until = self._clock()  # the last step's computation and its output-buffer wait
         st.phase = "done"
         self.drain_q.put(None)
 
-    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float) -> Generator:
+    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float) -> Process:
         """One PE's computation in per-PE execution; it must end with its lock-step group."""
         yield self.env.timeout(start + ceil(macs / mpc) - self.env.now)
         self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
         if self.env.now > group_end:
             raise AssertionError(f"step {step}: PE {pe} ends at {self.env.now} after its group ({group_end})")
 
-    def _drain(self) -> Generator:
+    def _drain(self) -> Process:
         env, st = self.env, self.states["drain"]
         landing: list[simpy.Process] = []
         ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
@@ -706,7 +718,8 @@ class LayerSimulation:
             latency = 0
             if d.drain_groups:
                 if ideal_packed:
-                    part = ("output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
+                    part: tuple[str, int, int, tuple[int, ...]] = (
+                        "output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
                 else:
                     part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 latency = self._reduction_latency(d.drain_max_group)
@@ -720,7 +733,7 @@ class LayerSimulation:
                 if self.values is not None:
                     self.values.drained(token.step, d)
             if d.drain_partial:  # a later visit reads these partial sums back once they landed
-                self.partial_sums.announce(token.step, env.now + latency)
+                self.partial_sums.announce(token.step, self._clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
             if latency:
@@ -730,18 +743,18 @@ class LayerSimulation:
             else:
                 self._landed(token.tile)
 
-    def _land(self, st: ProcessState, latency: int) -> Generator:
+    def _land(self, st: ProcessState, latency: int) -> Process:
         """Partial sums reach L2 ``latency`` cycles after leaving the PEs (reduction depth)."""
         yield self.env.timeout(latency)
-        del self.owner[self.env.active_process]
+        self._retire()
         self._landed(st.tile)
 
     def _landed(self, tile: int) -> None:
-        self.track.drain_end = max(self.track.drain_end, self.env.now)
+        self.track.drain_end = max(self.track.drain_end, self._clock())
         if tile >= 0:
             self.wb_q.put(tile)
 
-    def _dma_out(self) -> Generator:
+    def _dma_out(self) -> Process:
         env, st = self.env, self.states["dma_out"]
         while True:
             st.phase = "get"
@@ -756,17 +769,17 @@ class LayerSimulation:
             request = self.dram.request()
             yield request
             st.phase = "dma"
-            st.start = env.now
+            st.start = self._clock()
             yield env.timeout(busy)
             self._record("dram", "write", st.start, env.now + latency, st.tile, "output", td.write_words)
             if self.values is not None:
                 self.values.written_back(st.tile)
-            self.write_backs.announce(st.tile, env.now + latency)
+            self.write_backs.announce(st.tile, self._clock() + latency)
             self.dram.release(request)
             out = self.count.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
-            self.track.write_end = max(self.track.write_end, env.now + latency)
+            self.track.write_end = max(self.track.write_end, self._clock() + latency)
 
     # ------------------------------------------------------------------ warps
     def _checkpoints(self) -> None:
@@ -796,7 +809,7 @@ class LayerSimulation:
         """The state at a checkpoint relative to its cycle, step and tile; None when it cannot
         repeat (a step or tile in flight from before the checkpoint's class)."""
         env = self.env
-        T, s, t = env.now, cp.step, cp.tile
+        T, s, t = self._clock(), cp.step, cp.tile
         compute = self.states["compute"]
         # a tile's arrival matters only against when the array began waiting for it
         theta = min(T, compute.since) if compute.phase == "ready" else T

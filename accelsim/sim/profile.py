@@ -35,8 +35,21 @@ import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping, Level
 from accelsim.mapping.geometry import (
-    LoopClass, UnitClasses, boxes, every_index_classes, last_active, level_intervals, loop_classes, loop_points,
-    loop_strides, pe_index, previous_active, step_loop_indices, unit_classes, unit_velocity, volume,
+    LoopClass,
+    UnitClasses,
+    boxes,
+    every_index_classes,
+    last_active,
+    level_intervals,
+    loop_classes,
+    loop_points,
+    loop_strides,
+    pe_index,
+    previous_active,
+    step_loop_indices,
+    unit_classes,
+    unit_velocity,
+    volume,
 )
 from accelsim.workload.operators import OPERAND_ROLES
 
@@ -188,10 +201,10 @@ class _Grouping:
 
     def __init__(self, cm: CompiledMapping, role: str, classes: UnitClasses, exact: bool):
         self.velocity = unit_velocity(cm, role)
-        self.relevant = [l for l in range(len(cm.levels)) if self.velocity[l].any()]
+        self.relevant = [lv for lv in range(len(cm.levels)) if self.velocity[lv].any()]
         self.classes = classes
         self.exact = exact
-        units = [cm.levels[l].units for l in self.relevant]
+        units = [cm.levels[lv].units for lv in self.relevant]
         self.injective = not exact and _injective(self.velocity[self.relevant], units)
 
     def groups(self, keys: np.ndarray, reps: int, words: np.ndarray, sel: np.ndarray) -> _Groups:
@@ -207,7 +220,7 @@ class _Grouping:
         shift = cls.first[idx] @ self.velocity  # (n, axes): V u of each representative
         norm = keys[idx].copy()
         norm[:, :reps * axes] -= np.tile(shift, reps)
-        irrelevant = [l for l in range(cls.first.shape[1]) if l not in self.relevant]
+        irrelevant = [lv for lv in range(cls.first.shape[1]) if lv not in self.relevant]
         weight = cls.size[idx][:, irrelevant].prod(axis=1) if irrelevant else np.ones(len(idx), dtype=np.int64)
         if self.injective:
             table = np.column_stack([norm, cls.interval[idx][:, self.relevant]])
@@ -220,7 +233,7 @@ class _Grouping:
         # enumerate the relevant sub-unit tuples of every selected class
         rows, vals, wts = [], [], []
         for j, c in enumerate(idx):
-            ranges = [np.arange(cls.first[c, l], cls.first[c, l] + cls.size[c, l]) for l in self.relevant]
+            ranges = [np.arange(cls.first[c, lv], cls.first[c, lv] + cls.size[c, lv]) for lv in self.relevant]
             tuples = list(product(*ranges))
             grid = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(self.relevant))
             moved = grid @ self.velocity[self.relevant]
@@ -247,13 +260,13 @@ def _injective(velocity: np.ndarray, units: list[int]) -> bool:
         return len(np.unique(values, axis=0)) == size
     # mixed radix along one axis: each level's step exceeds everything the finer levels span
     for a in range(velocity.shape[1]):
-        order = sorted(range(len(units)), key=lambda l: velocity[l, a])
+        order = sorted(range(len(units)), key=lambda lv: velocity[lv, a])
         span, ok = 0, True
-        for l in order:
-            if velocity[l, a] <= span:
+        for lv in order:
+            if velocity[lv, a] <= span:
                 ok = False
                 break
-            span += velocity[l, a] * (units[l] - 1)
+            span += velocity[lv, a] * (units[lv] - 1)
         if ok:
             return True
     raise NotImplementedError(
@@ -276,7 +289,8 @@ class ScheduleProfile:
         exact = opts.exact
         self.points = loop_points(cm)
         self.loop_classes: list[list[LoopClass]] = (
-            every_index_classes(cm) if exact else [loop_classes(p, loop.trips) for p, loop in zip(self.points, cm.loops)])
+            every_index_classes(cm) if exact else
+            [loop_classes(p, loop.trips) for p, loop in zip(self.points, cm.loops)])
         self.class_starts = [[c.first for c in cls] for cls in self.loop_classes]
         self.strides = loop_strides(cm)
         self.units = unit_classes(cm, exact)
@@ -415,7 +429,7 @@ class ScheduleProfile:
         prev = boxes(cm, [np.repeat(p, cls.count, axis=1) for p in prev_idx], [u[None, :] for u in units])
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
-        packets = {}
+        packets: dict[str, tuple[int, ...]] = {}
         for role in OPERAND_ROLES:
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
@@ -453,10 +467,10 @@ def _member_pes(cm: CompiledMapping, cls: UnitClasses) -> tuple[np.ndarray, list
     """Every member PE (class by class) and its sub-unit index at each level."""
     per_level: list[list[np.ndarray]] = [[] for _ in cm.levels]
     for c in range(len(cls)):
-        ranges = [np.arange(cls.first[c, l], cls.first[c, l] + cls.size[c, l]) for l in range(len(cm.levels))]
+        ranges = [np.arange(cls.first[c, lv], cls.first[c, lv] + cls.size[c, lv]) for lv in range(len(cm.levels))]
         grid = np.meshgrid(*ranges, indexing="ij")
-        for l, g in enumerate(grid):
-            per_level[l].append(g.ravel())
+        for lv, g in enumerate(grid):
+            per_level[lv].append(g.ravel())
     units = [np.concatenate(u) if u else np.zeros(0, dtype=np.int64) for u in per_level]
     return pe_index(cm, units), units
 
@@ -519,7 +533,7 @@ def _delta_runs(lo: list[int], hi: list[int], prev: tuple[list[int], list[int]] 
                 full: tuple[int, ...], layout: tuple[int, ...]) -> int:
     """Runs of the part of box (lo, hi) outside box ``prev``: exact when the boxes differ
     along one axis (a sliding or stepping tile), else the whole new box."""
-    ext = [h - l + 1 for l, h in zip(lo, hi)]
+    ext = [b - a + 1 for a, b in zip(lo, hi)]
     if prev is None:
         return _runs(ext, full, layout)
     plo, phi = prev
@@ -573,7 +587,7 @@ class TileSchedule:
     def _union_words(self, k: int) -> int:
         """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
         box = self._union_box([0] * k, k)
-        return sum(prod(max(0, h - l + 1) for l, h in zip(lo, hi)) for lo, hi in box.values()) if box else 0
+        return sum(prod(max(0, b - a + 1) for a, b in zip(lo, hi)) for lo, hi in box.values()) if box else 0
 
     def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
         """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
@@ -656,14 +670,15 @@ class TileSchedule:
         prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
         for role in OPERAND_ROLES:
             lo, hi = box[role]
-            vol = prod(h - l + 1 for l, h in zip(lo, hi))
+            vol = prod(b - a + 1 for a, b in zip(lo, hi))
             inter = 0 if prev is None else prod(
-                max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *prev[role]))
+                max(0, min(b, pb) - max(a, pa) + 1) for a, b, pa, pb in zip(lo, hi, *prev[role]))
             reads[role] = vol - inter
             if vol > inter:
-                runs[role] = _delta_runs(lo, hi, None if prev is None else prev[role], self.full[role], nest.layout(role))
+                runs[role] = _delta_runs(lo, hi, None if prev is None else prev[role], self.full[role],
+                                         nest.layout(role))
         olo, ohi = box["output"]
-        oext = [h - l + 1 for l, h in zip(olo, ohi)]
+        oext = [b - a + 1 for a, b in zip(olo, ohi)]
         ovol = prod(oext)
         oruns = _runs(oext, self.full["output"], nest.layout("output"))
         idx = self._indices(t)

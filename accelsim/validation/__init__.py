@@ -20,8 +20,14 @@ from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maest
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
 from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
-from accelsim.validation.scenarios import (QUICK_BUDGET_PE_STEPS, QUICK_PAPER_CHECK_BUDGET_PE_STEPS,
-                                           SCENARIO_SETS, Scenario, ScenarioSet, systolic_set)
+from accelsim.validation.scenarios import (
+    QUICK_BUDGET_PE_STEPS,
+    QUICK_PAPER_CHECK_BUDGET_PE_STEPS,
+    SCENARIO_SETS,
+    Scenario,
+    ScenarioSet,
+    systolic_set,
+)
 
 REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", *PLOTS)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from accelsim.mapping.jobs import prepare
 from accelsim.compare.attribution import PARTS, ablate
+from accelsim.mapping.jobs import prepare
 from accelsim.validation.runner import scenario_jobs
 from accelsim.validation.scenarios import Scenario
 
@@ -35,7 +35,8 @@ def attribute_gaps(scenarios: Iterable[Scenario], rows: list[dict[str, Any]], bu
             key = (sc.set_name, sc.network, sc.hw, sc.style, layer_name)
             real, smae, ana = (runs.get(key + run) for run in
                                (("simulator", "realistic"), ("simulator", "maestro"), ("analytical", "maestro")))
-            over = budget_pe_steps is not None and real is not None and real["steps"] * real["num_pes"] > budget_pe_steps
+            over = (budget_pe_steps is not None and real is not None
+                    and real["steps"] * real["num_pes"] > budget_pe_steps)
             if real is None or smae is None or ana is None or over:
                 continue
             concrete = concrete or scenario_jobs(sc)

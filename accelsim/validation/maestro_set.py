@@ -105,7 +105,8 @@ def maestro_rows(reference: Path, sim_budget_pe_steps: int | None, ablation_budg
                 if sim_budget_pe_steps is None or pe_steps <= sim_budget_pe_steps:
                     sim_maestro = simulate_layer(cm, hw, SimOptions(mode="maestro")).cycles
                     sim_realistic = simulate_layer(cm, hw, SimOptions(mode="realistic")).cycles
-                    ab = ablate(cm, hw, sim_realistic, sim_maestro) if ablation_budget_pe_steps is None or pe_steps <= ablation_budget_pe_steps else None
+                    ablated = ablation_budget_pe_steps is None or pe_steps <= ablation_budget_pe_steps
+                    ab = ablate(cm, hw, sim_realistic, sim_maestro) if ablated else None
                     steps = ladder_steps(job, cm, hw, sim_realistic, sim_maestro, ab)
                     walk = ladder(SOURCE, maestro_cycles, steps)
                     row.update(status="simulated", sim_maestro_cycles=sim_maestro, sim_realistic_cycles=sim_realistic)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from math import isqrt, sqrt
 from typing import Any, Callable
 
-from accelsim.mapping.jobs import Job, jobs_from_network, prepare
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.jobs import Job, jobs_from_network, prepare
 from accelsim.mapping.maestro_format import layer_from_maestro, parse_maestro
 from accelsim.mapping.styles import pow2_at_most
 from accelsim.results import LayerResult

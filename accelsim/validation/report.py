@@ -172,12 +172,12 @@ def _attribution(inputs: ReportInputs) -> list[str]:
     by cause (accelsim.compare.attribution), as shares of the gap."""
     from accelsim.compare.attribution import PARTS
 
-    out = [f"The gap between the realistic simulation and the analytical model, split by named cause "
-           f"(`accelsim.compare.attribution`: each cause made ideal in turn), summed over the layers of each set "
+    out = ["The gap between the realistic simulation and the analytical model, split by named cause "
+           "(`accelsim.compare.attribution`: each cause made ideal in turn), summed over the layers of each set "
            + ("" if inputs.attribution_budget_pe_steps is None else
               f"whose steps x PEs is at most {inputs.attribution_budget_pe_steps:,} ")
            + "(the ablation runs one extra "
-           f"simulation per cause; the systolic set is not ablated). Shares of the summed gap; the parts add up to it.",
+           "simulation per cause; the systolic set is not ablated). Shares of the summed gap; the parts add up to it.",
            ""]
     rows = []
     for s in inputs.sets:

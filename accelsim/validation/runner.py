@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from accelsim.mapping.jobs import Job, prepare
+from accelsim.bounds import lower_bounds
 from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.jobs import Job, prepare
 from accelsim.mapping.styles import style_mapping
-from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
-from accelsim.bounds import lower_bounds
+from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.validation.scenarios import Scenario
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network

@@ -7,7 +7,10 @@ import importlib
 import pkgutil
 
 from accelsim.hw.noc.base import (
-    DISTRIBUTION_KINDS, REDUCTION_KINDS, DistributionNetwork, ReductionNetwork,
+    DISTRIBUTION_KINDS,
+    REDUCTION_KINDS,
+    DistributionNetwork,
+    ReductionNetwork,
 )
 
 for _module in pkgutil.iter_modules(__path__):

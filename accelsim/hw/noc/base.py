@@ -10,7 +10,7 @@ class, never the name, for latency, serialization and sharing.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 
 class DistributionNetwork(Protocol):
@@ -51,19 +51,19 @@ class ReductionNetwork(Protocol):
 DISTRIBUTION_KINDS: dict[str, DistributionNetwork] = {}
 REDUCTION_KINDS: dict[str, ReductionNetwork] = {}
 
-D = TypeVar("D")
-R = TypeVar("R")
+D = TypeVar("D", bound=DistributionNetwork)
+R = TypeVar("R", bound=ReductionNetwork)
 
 
-def distribution_kind(cls: Callable[[], D]) -> Callable[[], D]:
+def distribution_kind(cls: type[D]) -> type[D]:
     """Class decorator: register a distribution network kind under its ``kind``."""
     instance = cls()
-    DISTRIBUTION_KINDS[instance.kind] = instance  # type: ignore[attr-defined]  # checked by the Protocol at use
+    DISTRIBUTION_KINDS[instance.kind] = instance
     return cls
 
 
-def reduction_kind(cls: Callable[[], R]) -> Callable[[], R]:
+def reduction_kind(cls: type[R]) -> type[R]:
     """Class decorator: register a reduction network kind under its ``kind``."""
     instance = cls()
-    REDUCTION_KINDS[instance.kind] = instance  # type: ignore[attr-defined]  # checked by the Protocol at use
+    REDUCTION_KINDS[instance.kind] = instance
     return cls
