@@ -4,7 +4,8 @@
     with Evaluator("eyeriss_like", layer, model="analytical", objective="latency") as ev:
         frame = ev.evaluate(candidates)          # directive lists, Dataflow texts or Genomes
 
-Each row holds the candidate (``encoding``, ``candidate`` text, canonical ``key``), its legality
+Each row holds the candidate (``encoding``, ``candidate`` text, the ``dataflow`` it decodes to as
+MAESTRO directives, canonical ``key``), its legality
 (``status``: ``ok``, ``illegal`` or ``error``; ``reason``: a code such as ``l1_overflow``;
 ``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
 ``fitness`` (= -cost, -inf when not ``ok``), and the model's metrics (cycles, energy, EDP,
@@ -31,7 +32,7 @@ from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.model_options import check_mode
-from accelsim.search.candidates import Candidate, Encoded, encode, text_key
+from accelsim.search.candidates import Candidate, Encoded, dataflow_text, encode, text_key
 from accelsim.search.executors import Executor, make_executor
 from accelsim.search.legality import Legality, check_candidate
 from accelsim.search.models import METRIC_COLUMNS, ModelTask, model_names
@@ -39,8 +40,8 @@ from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
 OBJECTIVES = {"latency": "cycles", "energy": "energy_pj", "edp": "edp_pj_cycles"}
-STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "key", "status", "reason",
-                  "message", "cost", "fitness")
+STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status",
+                  "reason", "message", "cost", "fitness")
 COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
 _FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
 INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
@@ -158,7 +159,8 @@ class Evaluator:
         ok = result["status"] == "ok"
         cost = result[OBJECTIVES[self.objective]] if ok else inf
         row = {"layer": self.layer.name, "model": self.model, "mode": self.task.mode,
-               "objective": self.objective, "encoding": enc.kind, "candidate": enc.text, "key": key,
+               "objective": self.objective, "encoding": enc.kind, "candidate": enc.text,
+               "dataflow": dataflow_text(enc.dataflow), "key": key,
                "status": result["status"], "reason": result.get("reason"), "message": result.get("message"),
                "cost": float(cost), "fitness": -float(cost)}
         for column in METRIC_COLUMNS:
