@@ -603,8 +603,8 @@ def test_load_maestro_not_utf8(tmp_path):
     f.write_bytes("// caf\xe9\nNetwork n {}\n".encode("latin-1"))
     with pytest.raises(MappingError) as ei:
         load_maestro(f)
-    assert str(ei.value).startswith(f"{f}: ") and "not UTF-8" in str(ei.value)
-    assert ei.value.line is None
+    assert str(ei.value).startswith(f"{f}:1: ") and "not UTF-8" in str(ei.value)
+    assert ei.value.line == 1
 
 
 def test_load_maestro_directory(tmp_path):

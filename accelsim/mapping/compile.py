@@ -26,6 +26,7 @@ from typing import Literal, Sequence
 
 from accelsim.errors import MappingError
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
+from accelsim.workload.operators import Window
 from accelsim.workload.ops import Layer, LoopNest
 
 
@@ -178,7 +179,7 @@ def compile_mapping(
             by_dim[canon] = d
         canon_dirs: dict[str, LevelDirective] = {}
         for canon, d in by_dim.items():
-            if d.dim in ("Y", "X"):
+            if layer.window_of(d.dim) is not None:
                 continue  # translated below, once the filter directive is known
             if d.size > dims[canon]:
                 raise MappingError(
@@ -188,8 +189,9 @@ def compile_mapping(
             canon_dirs[canon] = _directive(canon, d.kind, min(d.size, extents[canon]), d.offset,
                                            extents[canon], _fmt(d), d.line)
         for canon, d in by_dim.items():
-            if d.dim in ("Y", "X"):
-                canon_dirs[canon] = _translate_window(layer, d, canon_dirs, extents, source)
+            window = layer.window_of(d.dim)
+            if window is not None:
+                canon_dirs[canon] = _translate_window(layer, window, d, canon_dirs, extents, source)
         # default: whole extent, temporally
         ordered: list[LevelDirective] = [canon_dirs[_canonical_name(layer, d, source)] for d in written]
         for dim in dims:
@@ -220,26 +222,29 @@ def compile_mapping(
 
 def _canonical_name(layer: Layer, d: MapDirective, source: str) -> str:
     dims = layer.loop_nest().dims
-    if d.dim in ("Y", "X") and layer.window_of(d.dim) is not None:
-        return layer.window_of(d.dim)[0]  # type: ignore[index]
+    window = layer.window_of(d.dim)
+    if window is not None:
+        return window.output_dim
     if d.dim in dims:
         return d.dim
     raise MappingError(
         f"{_fmt(d)}: unknown dimension {d.dim} for a {layer.op.value} layer; expected one of "
-        + ", ".join(sorted(set(dims) | ({"Y", "X"} if layer.window_of("Y") else set()))),
+        + ", ".join(sorted(set(dims) | {w.input_dim for w in layer.operator.windows})),
         source=source, line=d.line, reason="unknown_dim",
     )
 
 
 def _translate_window(
     layer: Layer,
+    window: Window,
     d: MapDirective,
     canon_dirs: dict[str, LevelDirective],
     extents: dict[str, int],
     source: str,
 ) -> LevelDirective:
-    """Turn a directive on input rows/cols into one on output rows/cols."""
-    out_dim, filt_dim, stride = layer.window_of(d.dim)  # type: ignore[misc]
+    """Turn a directive on input rows/cols (``window``'s input dimension) into one on output
+    rows/cols."""
+    out_dim, filt_dim, stride = window.output_dim, window.filter_dim, layer.stride(window)
     full_input = layer.sizes[d.dim]
     if d.size > full_input:
         raise MappingError(

@@ -12,16 +12,11 @@ from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
-from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
-
-_MAESTRO_TYPE = {
-    OpType.CONV2D: "CONV", OpType.PWCONV: "PWCONV", OpType.FC: "FC",
-    OpType.DWCONV: "DSCONV", OpType.GEMM: "GEMM", OpType.RESADD: "RESADD",
-}
-
 
 class OverflowWarning(UserWarning):
     """A mapping that does not fit its buffers was simulated anyway (--allow-overflow)."""
@@ -34,11 +29,14 @@ class Job:
     layer: Layer
     dataflow: tuple[Directive, ...]
     source: str
+    origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
 
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
     """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
-    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
+    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``). A layer too
+    large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
+    check_exact(job.layer, hw)
     cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
@@ -55,7 +53,7 @@ def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, 
     """(network name, jobs) of a MAESTRO ``.m`` file, optionally one layer only."""
     mf = load_maestro(path)
     layers = _select(mf, layer, str(path))
-    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path)) for ml in layers]
+    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path), ml) for ml in layers]
     return mf.network or Path(path).stem, jobs
 
 
@@ -78,18 +76,14 @@ def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | N
 
 
 def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
-    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``)."""
+    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``); sizes the
+    operator fixes (a depthwise layer's K, a residual add's filter) are left out."""
     layers = []
     for job in jobs:
         l = job.layer
-        dims = dict(l.sizes)
-        if l.op in (OpType.DWCONV, OpType.RESADD):
-            dims.pop("K")
-        if l.op is OpType.RESADD:
-            dims.pop("R")
-            dims.pop("S")
+        dims = {d: v for d, v in l.sizes.items() if d in l.operator.used_dims}
         dataflow = tuple(
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
-        layers.append(MaestroLayer(l.name, _MAESTRO_TYPE[l.op], l.stride_y, l.stride_x, dims, dataflow, 0))
+        layers.append(MaestroLayer(l.name, l.operator.maestro_type, l.stride_y, l.stride_x, dims, dataflow, 0))
     return MaestroFile(network, tuple(layers), "<generated>")
