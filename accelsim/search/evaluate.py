@@ -15,7 +15,8 @@ new rows.
 
 Candidates are checked in this process (compiling is cheap); each legal schedule not seen
 before is scored once, on the executor (local processes or Dask), whatever the batch or
-spelling it came in; later requests are answered from the cache.
+spelling it came in; later requests are answered from the cache. (A model that reads the
+mapping as written, ``maestro``, is cached by the written directives instead.)
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.model_options import check_mode
-from accelsim.search.candidates import Candidate, Encoded, dataflow_text, encode, text_key
+from accelsim.search.candidates import Candidate, Encoded, dataflow_text, encode, text_key, written_key
 from accelsim.search.executors import Executor, make_executor
 from accelsim.search.legality import Legality, check_candidate
-from accelsim.search.models import METRIC_COLUMNS, ModelTask, model_names
+from accelsim.search.models import METRIC_COLUMNS, WRITTEN_FORM_MODELS, ModelTask, model_names
 from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
@@ -95,7 +96,7 @@ class Evaluator:
         fresh: set[str] = set()
         for candidate in candidates:
             enc, legality = self._check(candidate)
-            key = legality.key
+            key = legality.key if self.model not in WRITTEN_FORM_MODELS else written_key(dataflow_text(enc.dataflow))
             new = key not in self._served and key not in fresh
             if new:
                 if limit is not None and len(fresh) >= limit:

@@ -21,12 +21,16 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.jobs import Job
+from accelsim.mapping.jobs import Job
 from accelsim.model_options import MODES
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.workload.ops import Layer
 
 SIMULATOR = "sim"
+# Models that read the mapping as written (MAESTRO's own reading), not the compiled schedule:
+# two spellings of one schedule may cost differently there, so their results are cached by text.
+WRITTEN_FORM_MODELS = frozenset({"maestro"})
 
 
 def model_names() -> tuple[str, ...]:
