@@ -82,7 +82,8 @@ def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallb
 class Reranking:
     """The simulator's verdict on the screen's best ``k`` legal schedules: their rows
     (``frame``, in screening order), the rank correlation of the two models' costs over the
-    schedules both scored (Spearman's rho and Kendall's tau-b; None with fewer than 2), and the
+    schedules both scored (Spearman's rho and Kendall's tau-b; None with fewer than 2 or with
+    either side constant), and the
     regret: how much more the screen's pick costs under the simulator than the simulator's
     best, ``(sim cost of the pick - best sim cost) / best sim cost``."""
 
@@ -118,7 +119,7 @@ def rerank(screened: pd.DataFrame, simulator: Evaluator, k: int, on_rows: RowsCa
                          "key": best["key"].to_numpy()})[sim["status"].to_numpy() == "ok"]
     spearman = kendall = regret = None
     screen_pick = sim_pick = None
-    if len(both) >= 2:
+    if len(both) >= 2 and both["screen"].nunique() > 1 and both["sim"].nunique() > 1:
         spearman = _finite(spearmanr(both["screen"], both["sim"]).statistic)
         kendall = _finite(kendalltau(both["screen"], both["sim"]).statistic)
     if len(both):

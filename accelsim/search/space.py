@@ -51,8 +51,8 @@ class SearchSpace:
         if set(self.tiles) != set(dims):
             raise ValueError(f"tiles must name every dimension of {self.layer.name}: {' '.join(dims)}")
         for dim, sizes in self.tiles.items():
-            if not sizes or 1 not in sizes or any(not 1 <= t <= dims[dim] for t in sizes):
-                raise ValueError(f"tile sizes of {dim} must include 1 and lie in 1..{dims[dim]}: {sizes}")
+            if not sizes or any(not 1 <= t <= dims[dim] for t in sizes):
+                raise ValueError(f"tile sizes of {dim} must lie in 1..{dims[dim]}: {sizes}")
         if any(not 1 <= c < self.num_pes for c in self.clusters):
             raise ValueError(f"cluster sizes must lie in 1..{self.num_pes - 1}: {self.clusters}")
         if not self.spatial_dims or not set(self.spatial_dims) <= set(dims):
@@ -116,7 +116,8 @@ class SearchSpace:
         return Genome(tuple(genes_per_level), tuple(clusters))
 
     def repair(self, genome: Genome) -> Genome:
-        """``genome`` with every tile clipped to the largest allowed size under its parent and
+        """``genome`` with every tile clipped to the largest allowed size under its parent (a parent is
+        the full size or an allowed size, so some size fits) and
         every cluster to the largest allowed size under the one above (used after crossover and
         mutation change a parent)."""
         parent = dict(self.layer.loop_nest().dims)
