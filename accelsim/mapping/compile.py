@@ -393,3 +393,20 @@ def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_byte
                 f"but {level} has {size} bytes"
             ))
     return problems
+
+
+def check_reduction_support(cm: CompiledMapping, reduction_network: bool) -> None:
+    """A mapping that reduces partial sums across PEs needs a reduction network (MappingError,
+    reason ``no_reduction_network``, when ``reduction_network`` is False)."""
+    if reduction_network:
+        return
+    red = set(cm.nest.reduction_dims)
+    for level in cm.levels:
+        for ld in level.spatial:
+            if ld.dim in red and ld.offset > 0 and ld.windows > 1 and level.units > 1:
+                raise MappingError(
+                    f"{ld.written} spreads the reduction dimension {ld.dim} across PEs, but the "
+                    "hardware has no reduction network (reduction_noc.kind: none); partial sums "
+                    "of one output would never meet",
+                    source=cm.source, line=ld.line, reason="no_reduction_network",
+                )

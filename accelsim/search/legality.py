@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accelsim.errors import InputError, MappingError
+from accelsim.hw.noc import REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
-from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.compile import CompiledMapping, check_fits, check_reduction_support, compile_mapping
 from accelsim.search.candidates import canonical_key, dataflow_text, text_key
-from accelsim.sim.engine import check_reduction_support
 from accelsim.workload.ops import Layer
 
 SOURCE = "candidate"
@@ -54,7 +54,7 @@ def check_candidate(layer: Layer, hw: HardwareSpec, dataflow: Sequence[Directive
     if problems:
         return Legality("illegal", problems[0].reason, "; ".join(p.message for p in problems), key, cm)
     try:
-        check_reduction_support(cm, hw)
+        check_reduction_support(cm, REDUCTION_KINDS[hw.reduction_noc.kind].exists)
     except MappingError as exc:
         return Legality("illegal", exc.reason or "no_reduction_network", exc.detail, key, cm)
     return Legality("ok", None, None, key, cm)

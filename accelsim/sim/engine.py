@@ -49,7 +49,7 @@ every change of the number of L2, L1 operand and L1 output buffers in use (see
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import ceil
 from typing import Any, Generator, Protocol
 
@@ -57,16 +57,16 @@ import simpy
 from simpy.core import EmptySchedule
 
 from accelsim.bounds import fill_bounds
-from accelsim.errors import MappingError
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
-from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.geometry import step_loop_indices
+from accelsim.mapping.compile import CompiledMapping, check_reduction_support
 from accelsim.model_options import Mode, SystolicFold
-from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult, TensorAccesses
+from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
 from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
+from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
+from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
 
@@ -84,8 +84,6 @@ IDEAL_EFFECTS = (
     "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
 )
-MIN_WARP_STEPS = 4  # fewest steps worth a checkpoint's snapshot
-MAX_PERIOD_ITERATIONS = 4  # a state may repeat after up to this many iterations of its loop
 
 
 class ValueHooks(Protocol):
@@ -140,151 +138,6 @@ class SimOptions:
     def idealized(self) -> frozenset[str]:
         """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
         return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
-
-
-def check_reduction_support(cm: CompiledMapping, hw: HardwareSpec) -> None:
-    """A mapping that reduces partial sums across PEs needs a reduction network."""
-    if REDUCTION_KINDS[hw.reduction_noc.kind].exists:
-        return
-    red = set(cm.nest.reduction_dims)
-    for level in cm.levels:
-        for ld in level.spatial:
-            if ld.dim in red and ld.offset > 0 and ld.windows > 1 and level.units > 1:
-                raise MappingError(
-                    f"{ld.written} spreads the reduction dimension {ld.dim} across PEs, but the "
-                    "hardware has no reduction network (reduction_noc.kind: none); partial sums "
-                    "of one output would never meet",
-                    source=cm.source, line=ld.line,
-                )
-
-
-# ------------------------------------------------------------------------------------------
-# what travels between the processes, and what each process carries across a wait
-@dataclass(eq=False)
-class StepToken:
-    """A step on its way from distribution to computation."""
-
-    step: int
-    demand: StepDemand
-    arrival: int  # cycle its operands are in the farthest L1
-    l2_arrival: int  # cycle its L2 tile arrived (a tile's first step only; 0 otherwise)
-    held: int  # cycles its read-back waited for the partial sums it reads
-    tile: int
-
-
-@dataclass(eq=False)
-class DrainToken:
-    """A computed step whose outputs leave the PEs."""
-
-    step: int
-    demand: StepDemand
-    ready_at: int  # cycle the MAC pipeline has emptied
-    tile: int  # the L2 tile whose write-back follows this drain, or -1
-
-
-@dataclass(eq=False)
-class TileArrival:
-    """An L2 tile in place."""
-
-    tile: int
-    cycle: int
-
-
-@dataclass(eq=False)
-class ProcessState:
-    """What a process carries across a wait: where it is (``phase``), the step or tile it
-    works on, the cycles it remembers and the token it holds."""
-
-    name: str
-    phase: str = "start"
-    step: int = 0
-    tile: int = -1
-    key: int = -1  # the partial sums or write-back it waits for
-    since: int = 0  # distribute: held from; compute: waited from
-    start: int = 0
-    done_at: int = 0  # compute: computed at
-    cycles: int = 0
-    stalls: list[int] = field(default_factory=lambda: [0, 0, 0])
-    held_part: int = 0
-    l2_arrival: int = 0
-    token: Any = None
-
-
-@dataclass
-class Counters:
-    """Everything a result adds up, in words, cycles and steps."""
-
-    acc: dict[str, TensorAccesses] = field(default_factory=lambda: {t: TensorAccesses() for t in TENSORS})
-    stall: dict[str, int] = field(default_factory=lambda: {c: 0 for c in STALL_CAUSES})
-    busy: int = 0
-    macs: int = 0
-    noc_words: int = 0
-    noc_dest: int = 0
-    egress_words: int = 0
-    steps_done: int = 0
-
-    def vector(self) -> list[int]:
-        out = [getattr(self.acc[t], f) for t in TENSORS for f in ACCESS_FIELDS]
-        out += [self.stall[c] for c in STALL_CAUSES]
-        return out + [self.busy, self.macs, self.noc_words, self.noc_dest, self.egress_words, self.steps_done]
-
-    def add_scaled(self, now: list[int], before: list[int], times: int) -> None:
-        """Add ``times`` x (``now`` - ``before``), vectors of :meth:`vector`."""
-        delta = [(a - b) * times for a, b in zip(now, before)]
-        i = 0
-        for t in TENSORS:
-            for f in ACCESS_FIELDS:
-                setattr(self.acc[t], f, getattr(self.acc[t], f) + delta[i])
-                i += 1
-        for c in STALL_CAUSES:
-            self.stall[c] += delta[i]
-            i += 1
-        self.busy += delta[i]
-        self.macs += delta[i + 1]
-        self.noc_words += delta[i + 2]
-        self.noc_dest += delta[i + 3]
-        self.egress_words += delta[i + 4]
-        self.steps_done += delta[i + 5]
-
-
-@dataclass
-class Trackers:
-    """Latest cycles: computation end, drain landing, write-back end (each only grows)."""
-
-    compute_end: int = 0
-    drain_end: int = 0
-    write_end: int = 0
-
-    def values(self) -> tuple[int, int, int]:
-        return self.compute_end, self.drain_end, self.write_end
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """The start of an iteration of loop ``level`` (``stride`` steps, ``tiles`` L2 tiles per
-    iteration) at ``step`` in tile ``tile``; the iterations of its class (with the outer loops
-    where they are) span the steps ``class_first .. class_end - 1``."""
-
-    level: int
-    step: int
-    tile: int
-    stride: int
-    tiles: int
-    class_first: int
-    class_end: int
-
-
-@dataclass
-class Snapshot:
-    """A checkpoint's canonical state and what a warp needs from it."""
-
-    checkpoint: Checkpoint
-    cycle: int
-    state: tuple
-    counters: list[int]
-    trackers: tuple[int, int, int]
-    psum_log: int
-    wb_log: int
 
 
 class LayerSimulation:
@@ -371,7 +224,7 @@ class LayerSimulation:
         wall0 = time.perf_counter()
         cm, hw = self.cm, self.hw
         if self.options.check_legality:
-            check_reduction_support(cm, hw)
+            check_reduction_support(cm, self.red_kind.exists)
         env = simpy.Environment()
         self.env = env
         self.noc = simpy.Resource(env, 1) if self.shared_egress else None  # None: one user, no arbitration
@@ -400,9 +253,7 @@ class LayerSimulation:
                       and self.values is None)
         self.states = {name: ProcessState(name) for name in ("dma_in", "distribute", "compute", "drain", "dma_out")}
         self.owner: dict[simpy.Process, ProcessState] = {}
-        self.pending: list[Checkpoint] = []
-        self.snapshots: dict[int, list[Snapshot]] = {}
-        self.warped_steps = 0
+        self.warp = Warp(self)
         self._parts_cache: dict[int, list] = {}
         self._spawn(self._dma_in(), self.states["dma_in"])
         self._spawn(self._distribute(), self.states["distribute"])
@@ -424,7 +275,7 @@ class LayerSimulation:
             self._stall(cause, start, end, self.count.steps_done)
         return self._result(cycles, time.perf_counter() - wall0)
 
-    def _clock(self) -> int:
+    def clock(self) -> int:
         """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
         return int(self.env.now)
 
@@ -442,11 +293,11 @@ class LayerSimulation:
     def _run_events(self) -> None:
         """Process every event; at the first moment with no event left at the current cycle
         after a checkpoint was reached, take it (see :meth:`_checkpoints`)."""
-        env = self.env
+        env, warp = self.env, self.warp
         step, peek = env.step, env.peek
         while True:
-            if self.pending and peek() > env.now:
-                self._checkpoints()
+            if warp.pending and peek() > env.now:
+                warp.take()
             try:
                 step()
             except EmptySchedule:
@@ -471,7 +322,7 @@ class LayerSimulation:
                 request = self.dram.request()
                 yield request
                 st.phase = "dma"
-                st.start = self._clock()
+                st.start = self.clock()
                 if self.values is not None:
                     self.values.tile_loaded(st.tile)
                 yield env.timeout(busy)
@@ -487,13 +338,13 @@ class LayerSimulation:
                     continue
             elif self.values is not None:
                 self.values.tile_loaded(st.tile)
-            self.l2_ready.put(TileArrival(st.tile, self._clock()))
+            self.l2_ready.put(TileArrival(st.tile, self.clock()))
             st.tile += 1
         st.phase = "done"
 
     def _arrive(self, st: ProcessState, latency: int) -> Process:
         yield self.env.timeout(latency)
-        self.l2_ready.put(TileArrival(st.tile, self._clock()))
+        self.l2_ready.put(TileArrival(st.tile, self.clock()))
         self._retire()
 
     def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator[simpy.Event, Any, bool]:
@@ -501,7 +352,7 @@ class LayerSimulation:
         (The key lives in ``st`` so a warp can move it.)"""
         env = self.env
         while True:
-            if milestones.landed_through(st.key, self._clock()):
+            if milestones.landed_through(st.key, self.clock()):
                 return True
             cycle = milestones.cycle_of(st.key)
             if cycle is not None:
@@ -530,14 +381,14 @@ class LayerSimulation:
         return found
 
     def _distribute(self) -> Process:
-        env, st, profile = self.env, self.states["distribute"], self.profile
+        st, profile = self.states["distribute"], self.profile
         total = self.cm.steps
-        cursor = _Cursor(profile, self.tiles.steps_per_tile)
+        cursor = LoopCursor(profile, self.tiles.steps_per_tile)
         st.step = 0
         while st.step < total:
             demand, checkpoint = cursor.at(st.step)
             if checkpoint is not None and self.warps:
-                self.pending.append(checkpoint)
+                self.warp.pending.append(checkpoint)
             parts = self._parts(demand)
             if demand.tile_first:
                 st.phase = "l2_ready"
@@ -545,13 +396,13 @@ class LayerSimulation:
                 st.tile, st.l2_arrival = arrival.tile, arrival.cycle
             st.phase = "slot"
             yield self.l1_slots.get(1)
-            st.since = self._clock()
+            st.since = self.clock()
             if demand.readback.words:  # not before the previous visit's drain has landed
                 st.key = profile.visits.previous_end(st.step)
                 # a visit in which no PE worked drained nothing: the one before it did
                 while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
                     st.key = profile.visits.previous_end(st.key)
-            held = self._clock() - st.since  # cycles the step was held for its partial sums
+            held = self.clock() - st.since  # cycles the step was held for its partial sums
             if parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
@@ -559,7 +410,7 @@ class LayerSimulation:
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
-            self.ready.put(StepToken(st.step, demand, self._clock() + self.ingress_latency,
+            self.ready.put(StepToken(st.step, demand, self.clock() + self.ingress_latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -631,11 +482,11 @@ class LayerSimulation:
         count = self.count
         while count.steps_done < total:
             st.phase = "ready"
-            st.since = self._clock()
+            st.since = self.clock()
             token: StepToken = yield self.ready.get()
             st.token = token
             d = token.demand
-            st.start = max(self._clock(), token.arrival)
+            st.start = max(self.clock(), token.arrival)
             waited = st.start - st.since
             dram_part = min(waited, max(0, token.l2_arrival - st.since))
             # holding the read-back for its partial sums delayed the arrival by up to ``held``
@@ -657,14 +508,14 @@ class LayerSimulation:
                 self._record("pe_array", "compute", st.start, env.now, token.step, "", d.macs, d.active_pes)
             if self.values is not None:
                 self.values.computed(token.step)
-            st.done_at = self._clock()
+            st.done_at = self.clock()
             last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
             self.l1_slots.put(1)
             if d.drain_groups or last_tile_step:
                 st.phase = "out_slot"
                 yield self.out_slots.get(1)
-                st.stalls[2] = self._clock() - st.done_at
-                self.drain_q.put(DrainToken(token.step, d, self._clock() + self.pipeline,
+                st.stalls[2] = self.clock() - st.done_at
+                self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
                 if d.drain_partial:
                     self.partial_sums.promise(token.step)
@@ -686,7 +537,7 @@ class LayerSimulation:
             st.token = None
             if self.progress is not None:
                 self.progress(count.steps_done, total)
-        self.accounted_until = self._clock()  # the last step's computation and its output-buffer wait
+        self.accounted_until = self.clock()  # the last step's computation and its output-buffer wait
         st.phase = "done"
         self.drain_q.put(None)
 
@@ -733,7 +584,7 @@ class LayerSimulation:
                 if self.values is not None:
                     self.values.drained(token.step, d)
             if d.drain_partial:  # a later visit reads these partial sums back once they landed
-                self.partial_sums.announce(token.step, self._clock() + latency)
+                self.partial_sums.announce(token.step, self.clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
             if latency:
@@ -750,7 +601,7 @@ class LayerSimulation:
         self._landed(st.tile)
 
     def _landed(self, tile: int) -> None:
-        self.track.drain_end = max(self.track.drain_end, self._clock())
+        self.track.drain_end = max(self.track.drain_end, self.clock())
         if tile >= 0:
             self.wb_q.put(tile)
 
@@ -769,205 +620,17 @@ class LayerSimulation:
             request = self.dram.request()
             yield request
             st.phase = "dma"
-            st.start = self._clock()
+            st.start = self.clock()
             yield env.timeout(busy)
             self._record("dram", "write", st.start, env.now + latency, st.tile, "output", td.write_words)
             if self.values is not None:
                 self.values.written_back(st.tile)
-            self.write_backs.announce(st.tile, self._clock() + latency)
+            self.write_backs.announce(st.tile, self.clock() + latency)
             self.dram.release(request)
             out = self.count.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
-            self.track.write_end = max(self.track.write_end, self._clock() + latency)
-
-    # ------------------------------------------------------------------ warps
-    def _checkpoints(self) -> None:
-        """Take the pending checkpoints: compare each with the snapshots of the last
-        ``MAX_PERIOD_ITERATIONS`` iterations of its loop and warp when the state repeats;
-        otherwise keep it for the next iterations."""
-        pending, self.pending = self.pending, []
-        for checkpoint in pending:
-            if self._oldest_in_flight() < checkpoint.class_first:
-                continue  # a step from before the class is still in flight: no repeat yet
-            snap = self._snapshot(checkpoint)
-            if snap is None:
-                continue
-            recent = [old for old in self.snapshots.get(checkpoint.level, [])
-                      if (checkpoint.step - old.checkpoint.step) % checkpoint.stride == 0
-                      and checkpoint.step - old.checkpoint.step <= MAX_PERIOD_ITERATIONS * checkpoint.stride]
-            for before in reversed(recent):  # the shortest period first
-                if before.state == snap.state and snap.cycle > before.cycle and self._warp(before, snap):
-                    # snapshots of this loop and those inside it predate the jump; outer ones
-                    # still describe the start of the current outer iteration
-                    self.snapshots = {level: kept for level, kept in self.snapshots.items()
-                                      if level < checkpoint.level}
-                    return
-            self.snapshots[checkpoint.level] = (recent + [snap])[-MAX_PERIOD_ITERATIONS:]
-
-    def _snapshot(self, cp: Checkpoint) -> Snapshot | None:
-        """The state at a checkpoint relative to its cycle, step and tile; None when it cannot
-        repeat (a step or tile in flight from before the checkpoint's class)."""
-        env = self.env
-        T, s, t = self._clock(), cp.step, cp.tile
-        compute = self.states["compute"]
-        # a tile's arrival matters only against when the array began waiting for it
-        theta = min(T, compute.since) if compute.phase == "ready" else T
-
-        def clamp(cycle: int) -> int:
-            return max(cycle - T, 0)
-
-        def step_token(tok: StepToken | None) -> tuple | None:
-            if tok is None:
-                return None
-            return (tok.step - s, id(tok.demand), clamp(tok.arrival),
-                    max(tok.l2_arrival, theta) - T if tok.demand.tile_first else 0, tok.held, _rel_tile(tok.tile, t))
-
-        def drain_token(tok: DrainToken | None) -> tuple | None:
-            if tok is None:
-                return None
-            return (tok.step - s, id(tok.demand), clamp(tok.ready_at), _rel_tile(tok.tile, t))
-
-        st = self.states
-        dma_in, dist, drain, dma_out = st["dma_in"], st["distribute"], st["drain"], st["dma_out"]
-        waiting = dist.phase.startswith("psum")
-        states = (
-            (dma_in.phase, dma_in.tile - t, dma_in.key - t if dma_in.phase.startswith("wb") else None),
-            (dist.phase, dist.step - s, _rel_tile(dist.tile, t), max(dist.l2_arrival, theta) - T,
-             dist.since - T if waiting else None, dist.key - s if waiting else None),
-            (compute.phase, compute.since - T if compute.phase == "ready" else None)
-            + ((step_token(compute.token), tuple(compute.stalls), compute.held_part, compute.cycles,
-                compute.done_at - T if compute.phase == "out_slot" else None)
-               if compute.phase in ("compute", "out_slot") else ()),
-            (drain.phase, drain_token(drain.token)),
-            (dma_out.phase, _rel_tile(dma_out.tile, t) if dma_out.phase in ("dram_request", "dma") else None),
-        )
-        queue = []
-        for at, priority, _, event in sorted(env._queue):  # noqa: SLF001 (SimPy's event queue)
-            owners = [self._label(cb, t) for cb in (event.callbacks or [])]
-            queue.append((at - T, priority, tuple(owners)))
-        psums = self.partial_sums.landing_after(T)
-        wbs = self.write_backs.landing_after(T)
-        if psums is None or wbs is None:
-            return None
-        state = (
-            states, tuple(queue),
-            tuple(step_token(x) for x in self.ready.items),
-            tuple(drain_token(x) for x in self.drain_q.items),
-            tuple(_rel_tile(x, t) if x is not None else None for x in self.wb_q.items),
-            tuple((x.tile - t, max(x.cycle, theta) - T) for x in self.l2_ready.items),
-            (self.l1_slots.level, self.out_slots.level, self.l2_slots.level),
-            _resource_state(self.dram, self, t), _resource_state(self.noc, self, t) if self.noc else None,
-            tuple((k - s, c - T) for k, c in psums), tuple(sorted(p - s for p in self.partial_sums.promised)),
-            self.partial_sums.reached - s, tuple((k - t, c - T) for k, c in wbs),
-        )
-        return Snapshot(cp, T, state, self.count.vector(), self.track.values(),
-                        len(self.partial_sums.log), len(self.write_backs.log))
-
-    def _label(self, callback: Any, t: int) -> tuple:
-        """Who a pending event wakes: a process by name (a transient one with its tile)."""
-        process = getattr(callback, "__self__", None)
-        state = self.owner.get(process) if isinstance(process, simpy.Process) else None
-        if state is None:
-            return ("?", getattr(callback, "__qualname__", repr(callback)))
-        if state.name in ("arrive", "land"):
-            return (state.name, _rel_tile(state.tile, t))
-        return (state.name,)
-
-    def _oldest_in_flight(self) -> int:
-        """The earliest step still held by a process or queued (the pipeline keeps step order)."""
-        for tok in (self.states["drain"].token, self.drain_q.items[0] if self.drain_q.items else None,
-                    self.states["compute"].token, self.ready.items[0] if self.ready.items else None):
-            if tok is not None:
-                return tok.step
-        return self.states["distribute"].step
-
-    def _in_flight(self) -> tuple[list[int], list[int], int]:
-        """Steps and tiles in flight (held by a process or queued), and the last tile whose
-        demand the DMA has read."""
-        steps, tiles = [], []
-        for tok in list(self.ready.items) + list(self.drain_q.items):
-            if tok is not None:
-                steps.append(tok.step)
-                tiles.append(tok.tile)
-        for name in ("compute", "drain"):
-            tok = self.states[name].token
-            if tok is not None:
-                steps.append(tok.step)
-                tiles.append(tok.tile)
-        steps += list(self.partial_sums.promised)
-        tiles += [x.tile for x in self.l2_ready.items] + [x for x in self.wb_q.items if x is not None]
-        for state in self.owner.values():
-            if state.name in ("arrive", "land", "distribute") or (
-                    state.name == "dma_out" and state.phase in ("dram_request", "dma")):
-                tiles.append(state.tile)
-        dma_in = self.states["dma_in"]
-        read = dma_in.tile - 1 if dma_in.phase in ("slot", "done") else dma_in.tile
-        return steps, [x for x in tiles if x >= 0], read
-
-    def _warp(self, before: Snapshot, now: Snapshot) -> bool:
-        """Jump as many periods as the class allows; False if none."""
-        cp = now.checkpoint
-        period = now.cycle - before.cycle
-        q = (cp.step - before.checkpoint.step) // cp.stride  # iterations per period
-        m, c = q * cp.stride, q * cp.tiles
-        dist = self.states["distribute"]
-        steps, tiles, dma_read = self._in_flight()
-        # a step in flight moves k periods on: it must lie in the class, like its new place
-        if any(x < cp.class_first for x in steps):
-            return False
-        # the distribution has read demands up to its step, the DMA tile demands up to
-        # ``dma_read``: after the jump they must still lie inside the class
-        k = (cp.class_end - 1 - dist.step) // m
-        if c:
-            tile_class_first = cp.tile - (cp.step - cp.class_first) // cp.stride * cp.tiles
-            if any(x < tile_class_first for x in tiles):
-                return False
-            class_end_tile = cp.tile + (cp.class_end - cp.step) // cp.stride * cp.tiles
-            k = min(k, (class_end_tile - 1 - dma_read) // c)
-        elif len(self.write_backs.log) > before.wb_log:
-            return False  # a write-back within one tile's iteration cannot repeat
-        if k < 1 or k * m < MIN_WARP_STEPS:
-            return False
-        self._shift(k, m, c, period, before, now)
-        return True
-
-    def _shift(self, k: int, m: int, c: int, period: int, before: Snapshot, now: Snapshot) -> None:
-        """Move the whole simulation ``k`` periods on (see the module docstring)."""
-        env = self.env
-        dt, ds, dc = k * period, k * m, k * c
-        # the window's announcements, repeated for the skipped periods
-        for milestones, first, key_stride in ((self.partial_sums, before.psum_log, m),
-                                              (self.write_backs, before.wb_log, c)):
-            window = milestones.log[first:]
-            for lattice in window:
-                milestones.add(lattice.shifted(key_stride, period).repeated(k, key_stride, period))
-        self.partial_sums.promised = {p + ds for p in self.partial_sums.promised}
-        self.partial_sums.reached += ds
-        # every pending event and every cycle, step and tile in flight
-        env._now += dt  # noqa: SLF001 (a uniform shift keeps SimPy's heap order)
-        env._queue = [(at + dt, priority, eid, event) for at, priority, eid, event in env._queue]  # noqa: SLF001
-        for state in self.owner.values():
-            _shift_state(state, dt, ds, dc)
-        for tok in self.ready.items:
-            _shift_step_token(tok, dt, ds, dc)
-        for tok in self.drain_q.items:
-            if tok is not None:
-                _shift_drain_token(tok, dt, ds, dc)
-        self.wb_q.items[:] = [x + dc if x is not None and x >= 0 else x for x in self.wb_q.items]
-        for arrival in self.l2_ready.items:
-            arrival.tile += dc
-            arrival.cycle += dt
-        # counts: k more periods; latest cycles: those updated in the period move on
-        self.count.add_scaled(now.counters, before.counters, k)
-        track = self.track
-        old, new = before.trackers, now.trackers
-        track.compute_end += dt if new[0] != old[0] else 0
-        track.drain_end += dt if new[1] != old[1] else 0
-        track.write_end += dt if new[2] != old[2] else 0
-        self.warped_steps += ds
-        if self.progress is not None:
-            self.progress(self.count.steps_done, self.cm.steps)
+            self.track.write_end = max(self.track.write_end, self.clock() + latency)
 
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
@@ -1019,106 +682,10 @@ class LayerSimulation:
         }
 
 
-# ------------------------------------------------------------------------------------------
-class _Cursor:
-    """The distribution's position in the loop nest: the demand of each step, and whether
-    the step begins an iteration of a class worth a checkpoint."""
-
-    def __init__(self, profile: ScheduleProfile, steps_per_tile: int):
-        self.profile = profile
-        self.cm = profile.cm
-        self.steps_per_tile = steps_per_tile
-        self.step = -2
-        self.idx: list[int] = []
-        self.cls: list[int] = []
-
-    def at(self, step: int) -> tuple[StepDemand, Checkpoint | None]:
-        profile = self.profile
-        advanced = -1
-        if step == self.step + 1 and self.idx:
-            advanced = self._advance()
-        else:
-            self.idx = step_loop_indices(self.cm, step)
-            self.cls = list(profile.case(self.idx))
-        self.step = step
-        demand = profile.demand(step, tuple(self.cls))
-        if advanced < 0:
-            return demand, None
-        klass = profile.loop_classes[advanced][self.cls[advanced]]
-        i = self.idx[advanced]
-        if i == klass.first:
-            return demand, None
-        stride = profile.strides[advanced]
-        class_end = step + (klass.first + klass.count - i) * stride
-        if class_end - step - stride < MIN_WARP_STEPS:
-            return demand, None
-        spt = self.steps_per_tile
-        return demand, Checkpoint(advanced, step, step // spt, stride, stride // spt if stride >= spt else 0,
-                                  step - (i - klass.first) * stride, class_end)
-
-    def _advance(self) -> int:
-        """Move to the next step; the loop that advanced without wrapping (-1 at the end)."""
-        loops = self.cm.loops
-        classes = self.profile.loop_classes
-        for j in range(len(loops) - 1, -1, -1):
-            self.idx[j] += 1
-            if self.idx[j] < loops[j].trips:
-                nxt = self.cls[j] + 1
-                if nxt < len(classes[j]) and classes[j][nxt].first == self.idx[j]:
-                    self.cls[j] = nxt
-                return j
-            self.idx[j] = 0
-            self.cls[j] = 0
-        return -1
-
-
-def _rel_tile(tile: int, base: int) -> int:
-    return tile - base if tile >= 0 else tile
-
-
-def _resource_state(resource: simpy.Resource, sim: LayerSimulation, t: int) -> tuple:
-    """Who holds a resource and who queues for it, in order."""
-    def who(request: Any) -> tuple:
-        state = sim.owner.get(request.proc)
-        return (state.name,) if state is not None else ("?",)
-    return tuple(who(r) for r in resource.users), tuple(who(r) for r in resource.queue)
-
-
-def _shift_state(state: ProcessState, dt: int, ds: int, dc: int) -> None:
-    state.step += ds
-    if state.tile >= 0:
-        state.tile += dc
-    if state.key >= 0:
-        state.key += dc if state.phase.startswith("wb") else ds
-    state.since += dt
-    state.start += dt
-    state.done_at += dt
-    state.l2_arrival += dt
-    if isinstance(state.token, StepToken):
-        _shift_step_token(state.token, dt, ds, dc)
-    elif isinstance(state.token, DrainToken):
-        _shift_drain_token(state.token, dt, ds, dc)
-
-
-def _shift_step_token(tok: StepToken, dt: int, ds: int, dc: int) -> None:
-    tok.step += ds
-    tok.arrival += dt
-    if tok.demand.tile_first:
-        tok.l2_arrival += dt
-    tok.tile += dc
-
-
-def _shift_drain_token(tok: DrainToken, dt: int, ds: int, dc: int) -> None:
-    tok.step += ds
-    tok.ready_at += dt
-    if tok.tile >= 0:
-        tok.tile += dc
-
-
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
                    sink: EventSink | None = None, progress: ProgressHook | None = None) -> LayerResult:
     """Run one compiled layer and return its result (``progress``: see :class:`ProgressHook`)."""
     return LayerSimulation(cm, hw, options, sink, progress=progress).run()
 
 
-__all__ = ["IDEAL_EFFECTS", "LayerSimulation", "SimOptions", "check_reduction_support", "simulate_layer"]
+__all__ = ["IDEAL_EFFECTS", "LayerSimulation", "SimOptions", "simulate_layer"]
