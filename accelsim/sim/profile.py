@@ -43,6 +43,7 @@ from accelsim.mapping.geometry import (
     level_intervals,
     loop_classes,
     loop_points,
+    loop_indices,
     loop_strides,
     pe_index,
     previous_active,
@@ -54,6 +55,7 @@ from accelsim.mapping.geometry import (
 from accelsim.workload.operators import OPERAND_ROLES
 
 ENUMERATION_LIMIT = 1 << 16  # sub-unit tuples enumerated at most to prove boxes distinct
+BATCH_STEPS = 4096  # steps whose new cases are computed together
 
 
 @dataclass(frozen=True)
@@ -166,86 +168,98 @@ class VisitOrder:
 # ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Groups:
-    """Transfers of one kind in one step, as blocks of identical groups: ``n`` groups of
-    ``words`` words each, every group made of ``members`` PEs."""
+    """Transfers of one kind in a batch of cases, as blocks of identical groups: block ``i``
+    is ``n[i]`` groups of ``words[i]`` words, each of ``members[i]`` PEs, in case ``case[i]``."""
 
+    case: np.ndarray
     n: np.ndarray
     words: np.ndarray
     members: np.ndarray
 
-    def count(self) -> int:
-        return int(self.n.sum())
+    def _per_case(self, values: np.ndarray, cases: int) -> np.ndarray:
+        return np.bincount(self.case, weights=values, minlength=cases).astype(np.int64)
 
-    def total(self) -> int:
-        return int((self.n * self.words).sum())
+    def count(self, cases: int) -> np.ndarray:
+        """Groups (packets) per case."""
+        return self._per_case(self.n, cases)
 
-    def serial_cycles(self, bandwidth: float, packed: bool) -> int:
-        """Cycles on a network of ``bandwidth`` words/cycle: all words at once (packed) or
-        group by group."""
+    def total(self, cases: int) -> np.ndarray:
+        """Words per case."""
+        return self._per_case(self.n * self.words, cases)
+
+    def serial_cycles(self, cases: int, bandwidth: float, packed: bool) -> np.ndarray:
+        """Cycles per case on a network of ``bandwidth`` words/cycle: all words at once
+        (packed) or group by group."""
         if packed:
-            return ceil(self.total() / bandwidth)
-        return int((self.n * np.ceil(self.words / bandwidth).astype(np.int64)).sum())
+            return np.ceil(self.total(cases) / bandwidth).astype(np.int64)
+        return self._per_case(self.n * np.ceil(self.words / bandwidth).astype(np.int64), cases)
 
-    def max_members(self) -> int:
-        return int(self.members.max(initial=0))
+    def max_members(self, cases: int) -> np.ndarray:
+        out = np.zeros(cases, dtype=np.int64)
+        np.maximum.at(out, self.case, self.members)
+        return out
+
+
+_NO_GROUPS = _Groups(*(np.zeros(0, dtype=np.int64),) * 4)
 
 
 class _Grouping:
-    """Counts PEs holding identical boxes of one tensor among the PE classes.
+    """Counts PEs holding identical boxes of one tensor among the PE classes, case by case.
 
     A PE of class ``c`` with sub-unit tuple ``u`` holds, per tensor axis, ``V u + k_c`` for the
     tensor's per-level velocity ``V`` (:func:`~accelsim.mapping.geometry.unit_velocity`) and a
     class constant ``k_c``; two PEs hold the same box iff these agree (extents agree within a
-    class). Only levels with a non-zero velocity (*relevant* levels) can tell PEs apart.
+    class). Only levels with a non-zero velocity (*relevant* levels) can tell PEs apart: where
+    distinct relevant sub-unit tuples always hold distinct boxes (``injective``), a class's
+    groups are the product of its relevant interval sizes; elsewhere the tuples are enumerated.
     """
 
     def __init__(self, cm: CompiledMapping, role: str, classes: UnitClasses, exact: bool):
         self.velocity = unit_velocity(cm, role)
         self.relevant = [lv for lv in range(len(cm.levels)) if self.velocity[lv].any()]
         self.classes = classes
-        self.exact = exact
         units = [cm.levels[lv].units for lv in self.relevant]
         self.injective = not exact and _injective(self.velocity[self.relevant], units)
+        irrelevant = [lv for lv in range(len(cm.levels)) if lv not in self.relevant]
+        self.weight = classes.size[:, irrelevant].prod(axis=1)  # PEs per relevant tuple
+        self.tuples = classes.size[:, self.relevant].prod(axis=1)  # relevant tuples per class
+        self.moved: list[np.ndarray] = []  # per class, V (u - first) of its relevant tuples u
+        if not self.injective:
+            for c in range(len(classes)):
+                ranges = [np.arange(classes.size[c, lv]) for lv in self.relevant]
+                tuples = list(product(*ranges))
+                grid = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(self.relevant))
+                self.moved.append(grid @ self.velocity[self.relevant])
 
-    def groups(self, keys: np.ndarray, reps: int, words: np.ndarray, sel: np.ndarray) -> _Groups:
-        """Groups among the selected classes ``sel``; ``keys`` (classes, reps * axes) holds
-        ``reps`` axis vectors per class that move with the sub-units (box corners) followed by
-        constant columns; ``words`` per class (equal for PEs of one group)."""
+    def groups(self, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
+               words: np.ndarray) -> _Groups:
+        """Groups among rows (``case``, ``klass``) of a batch: ``keys`` (rows, k * axes) are
+        ``k`` box corners of each class's representative, ``moving`` (rows, k) says which
+        corners move with the sub-unit (a missing previous box does not), ``words`` per row
+        (equal for PEs of one group)."""
+        if len(case) == 0:
+            return _NO_GROUPS
         cls = self.classes
-        idx = np.nonzero(sel)[0]
-        if len(idx) == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return _Groups(empty, empty, empty)
         axes = self.velocity.shape[1]
-        shift = cls.first[idx] @ self.velocity  # (n, axes): V u of each representative
-        norm = keys[idx].copy()
-        norm[:, :reps * axes] -= np.tile(shift, reps)
-        irrelevant = [lv for lv in range(cls.first.shape[1]) if lv not in self.relevant]
-        weight = cls.size[idx][:, irrelevant].prod(axis=1) if irrelevant else np.ones(len(idx), dtype=np.int64)
+        mask = np.repeat(moving, axes, axis=1).astype(np.int64)
+        shift = cls.first[klass] @ self.velocity  # (rows, axes): V u of each representative
+        norm = keys - np.tile(shift, moving.shape[1]) * mask
         if self.injective:
-            table = np.column_stack([norm, cls.interval[idx][:, self.relevant]])
+            table = np.column_stack([case, norm, cls.interval[klass][:, self.relevant]])
             _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-            inverse = inverse.ravel()
-            members = np.bincount(inverse, weights=weight, minlength=len(first)).astype(np.int64)
-            n = cls.size[idx[first]][:, self.relevant].prod(axis=1) if self.relevant else \
-                np.ones(len(first), dtype=np.int64)
-            return _Groups(n.astype(np.int64), words[idx[first]].astype(np.int64), members)
-        # enumerate the relevant sub-unit tuples of every selected class
-        rows, vals, wts = [], [], []
-        for j, c in enumerate(idx):
-            ranges = [np.arange(cls.first[c, lv], cls.first[c, lv] + cls.size[c, lv]) for lv in self.relevant]
-            tuples = list(product(*ranges))
-            grid = np.array(tuples, dtype=np.int64).reshape(len(tuples), len(self.relevant))
-            moved = grid @ self.velocity[self.relevant]
-            block = np.repeat(norm[j][None, :], len(moved), axis=0)
-            block[:, :reps * axes] += np.tile(moved, reps)
-            rows.append(block)
-            vals.append(np.full(len(block), words[c], dtype=np.int64))
-            wts.append(np.full(len(block), weight[j], dtype=np.int64))
-        table = np.concatenate(rows)
+            members = np.bincount(inverse.ravel(), weights=self.weight[klass], minlength=len(first)).astype(np.int64)
+            return _Groups(case[first], self.tuples[klass[first]], words[first].astype(np.int64), members)
+        # enumerate the relevant sub-unit tuples of every row: a box is the representative's
+        # moved by V (u - first)
+        counts = self.tuples[klass]
+        row = np.repeat(np.arange(len(case)), counts)
+        moved = np.concatenate([self.moved[k] for k in klass])  # (tuples, axes), row by row
+        table = keys[row] + np.tile(moved, moving.shape[1]) * mask[row]
+        table = np.column_stack([case[row], table])
         _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-        members = np.bincount(inverse.ravel(), weights=np.concatenate(wts), minlength=len(first)).astype(np.int64)
-        return _Groups(np.ones(len(first), dtype=np.int64), np.concatenate(vals)[first], members)
+        members = np.bincount(inverse.ravel(), weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
+        return _Groups(case[row][first], np.ones(len(first), dtype=np.int64), words[row][first].astype(np.int64),
+                       members)
 
 
 def _injective(velocity: np.ndarray, units: list[int]) -> bool:
@@ -302,6 +316,8 @@ class ScheduleProfile:
         self.l2_required_words = self.tiles.l2_required_words
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
+        self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
+        self._firsts = self._starts  # a class's representative is its first index
 
     # ---------------------------------------------------------------- structure
     def case(self, indices: list[int]) -> tuple[int, ...]:
@@ -309,104 +325,130 @@ class ScheduleProfile:
         return tuple(_class_of(starts, i) for starts, i in zip(self.class_starts, indices))
 
     def demand(self, step: int, case: tuple[int, ...] | None = None) -> StepDemand:
-        """The demand of ``step`` (``case``: its case, if known)."""
+        """The demand of ``step`` (``case``: its case, if known). A case not known yet is
+        computed together with the other new cases of the next ``BATCH_STEPS`` steps."""
         if case is None:
             case = self.case(step_loop_indices(self.cm, step))
         found = self._demands.get(case)
         if found is None:
-            found = self._demands[case] = self._case_demand(case)
+            steps = np.arange(step, min(step + BATCH_STEPS, self.cm.steps), dtype=np.int64)
+            indices = loop_indices(self.cm, steps)
+            table = np.column_stack([np.searchsorted(starts, i, side="right") - 1
+                                     for starts, i in zip(self._starts, indices)]).astype(np.int64) \
+                if indices else np.zeros((1, 0), dtype=np.int64)
+            fresh = [row for row in np.unique(table, axis=0).tolist() if tuple(row) not in self._demands]
+            for row, demand in zip(fresh, self._demands_of(np.array(fresh, dtype=np.int64).reshape(len(fresh), -1))):
+                self._demands[tuple(row)] = demand
+            found = self._demands[case]
         return found
 
     # ---------------------------------------------------------------- per case
-    def _case_demand(self, case: tuple[int, ...]) -> StepDemand:
+    def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
+        """The demands of ``cases`` (rows of class numbers per loop), computed together."""
         cm, opts, cls = self.cm, self.opts, self.units
         nest = cm.nest
-        rep = np.array([[self.loop_classes[i][k].first for i, k in enumerate(case)]], dtype=np.int64)
-        step = int(sum(int(i) * s for i, s in zip(rep[0], self.strides)))
-        idx = [rep[:, i:i + 1] for i in range(rep.shape[1])]
+        n, loops = cases.shape
+        rep = np.zeros((n, loops), dtype=np.int64)
+        for i in range(loops):
+            rep[:, i] = self._firsts[i][cases[:, i]]
+        steps = rep @ np.array(self.strides, dtype=np.int64) if loops else np.zeros(n, dtype=np.int64)
+        idx = [rep[:, i:i + 1] for i in range(loops)]
         units = cls.units()
         cur = boxes(cm, idx, units)
-        act = cur.active[0]
-        vol = cur.volume()[0]
+        act = cur.active
+        vol = cur.volume()
         count = cls.count
         prev_idx, has_prev = previous_active(cm, rep, units, self.points)
         prev = boxes(cm, prev_idx, units)
-        prev_valid = bool(has_prev[0])
+        classes = len(cls)
+        case_of = np.repeat(np.arange(n), classes)
+        class_of = np.tile(np.arange(classes), n)
+        moving_prev = np.repeat(has_prev, classes)
 
-        sets: dict[str, TransferSet] = {}
+        def flat(a: np.ndarray) -> np.ndarray:  # (axes, n, classes) -> (n * classes, axes)
+            return a.reshape(a.shape[0], -1).T
+
+        sets = {}
         for role in OPERAND_ROLES:
-            lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
-            plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
-            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
-            new = np.where(act, volume(lo, hi) - inter, 0)
-            need = new > 0
-            if prev_valid:
-                keys = np.concatenate([lo.T, hi.T, plo.T, phi.T], axis=1)
-                reps = 4
-            else:
-                keys = np.concatenate([lo.T, hi.T], axis=1)
-                reps = 2
-            groups = self._groups(role, keys, reps, new, need, opts.multicast)
-            sets[role] = self._transfer_set(groups, int((count * new).sum()), opts.noc_bandwidth_words_per_cycle,
-                                            opts.packed_ingress)
+            lo, hi = cur.tensor(nest, role)
+            plo, phi = prev.tensor(nest, role)
+            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
+            new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None], inter, 0), 0)
+            absent = ~moving_prev[:, None]  # no previous box: a constant marker instead
+            keys = np.concatenate([flat(lo), flat(hi), np.where(absent, -1, flat(plo)),
+                                   np.where(absent, -1, flat(phi))], axis=1)
+            moving = np.column_stack([np.ones_like(moving_prev), np.ones_like(moving_prev), moving_prev, moving_prev])
+            sel = new.ravel() > 0
+            groups = self._groups(role, case_of[sel], class_of[sel], keys[sel], moving[sel], new.ravel()[sel],
+                                  opts.multicast)
+            sets[role] = (groups, (count[None, :] * new).sum(axis=1))
 
         # ---- outputs: a run is the steps over one output tile
-        run_start = step % self.run_steps == 0
-        run_end = (step + 1) % self.run_steps == 0 or step == cm.steps - 1
-        revisit = any(rep[0, i] > 0 for i in self.outer_red)
-        last_visit = all(rep[0, i] == cm.loops[i].trips - 1 for i in self.outer_red)
-        olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
-        ovol = volume(olo, ohi)
-        if run_start and revisit:
-            back = self._groups("output", np.concatenate([olo.T, ohi.T], axis=1), 2, ovol, act, True)
-            words = back.total()
-            readback = self._transfer_set(back, words, opts.noc_bandwidth_words_per_cycle, opts.packed_ingress)
-        else:
-            readback = TransferSet()
-        drain = _Groups(*(np.zeros(0, dtype=np.int64),) * 3)
-        drain_pe_words = 0
-        if run_end:
-            # a PE drains if it worked in the run: by the prefix property, iff it works at its start
-            start_rep = rep.copy()
-            inner = [i for i in range(len(cm.loops)) if self.strides[i] < self.run_steps]
-            start_rep[:, inner] = 0
-            first = boxes(cm, [start_rep[:, i:i + 1] for i in range(rep.shape[1])], units)
-            slo, shi = (a[:, 0, :] for a in first.tensor(nest, "output"))
-            svol = volume(slo, shi)
-            worked = first.active[0]
-            drain = self._groups("output", np.concatenate([slo.T, shi.T], axis=1), 2, svol, worked, True)
-            drain_pe_words = int((count * np.where(worked, svol, 0)).sum())
-        tile_pos = step % self.steps_per_tile
-        demand = StepDemand(
-            macs=int((count * vol).sum()),
-            active_pes=int(count[act].sum()),
-            max_pe_macs=int(vol.max(initial=0)),
-            input=sets["input"],
-            weight=sets["weight"],
-            readback=readback,
-            drain_groups=drain.count(),
-            drain_words=drain.total(),
-            drain_pe_words=drain_pe_words,
-            drain_max_group=drain.max_members(),
-            drain_partial=drain.count() > 0 and not last_visit,
-            reduction_serial_cycles=drain.serial_cycles(opts.egress_bandwidth_words_per_cycle, opts.packed_egress),
-            tile_first=tile_pos == 0,
-            tile_last=tile_pos == self.steps_per_tile - 1,
-        )
-        if opts.detail:
-            demand = self._with_detail(demand, idx, prev_idx, prev_valid, run_start and revisit, run_end)
-        return demand
+        run_start = steps % self.run_steps == 0
+        run_end = ((steps + 1) % self.run_steps == 0) | (steps == cm.steps - 1)
+        revisit = (rep[:, self.outer_red] > 0).any(axis=1) if self.outer_red else np.zeros(n, dtype=bool)
+        last_visit = (rep[:, self.outer_red] == [cm.loops[i].trips - 1 for i in self.outer_red]).all(axis=1) \
+            if self.outer_red else np.ones(n, dtype=bool)
+        olo, ohi = cur.tensor(nest, "output")
+        sel = (act & (run_start & revisit)[:, None]).ravel()
+        both = np.ones((int(sel.sum()), 2), dtype=bool)
+        readback = self._groups("output", case_of[sel], class_of[sel],
+                                np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], both,
+                                volume(olo, ohi).ravel()[sel], True)
+        # a PE drains if it worked in the run: by the prefix property, iff it works at its start
+        start_rep = rep.copy()
+        start_rep[:, [i for i in range(loops) if self.strides[i] < self.run_steps]] = 0
+        first = boxes(cm, [start_rep[:, i:i + 1] for i in range(loops)], units)
+        slo, shi = first.tensor(nest, "output")
+        svol = volume(slo, shi)
+        worked = first.active & run_end[:, None]
+        sel = worked.ravel()
+        both = np.ones((int(sel.sum()), 2), dtype=bool)
+        drain = self._groups("output", case_of[sel], class_of[sel],
+                             np.concatenate([flat(slo), flat(shi)], axis=1)[sel], both, svol.ravel()[sel], True)
+        drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
 
-    def _groups(self, role: str, keys: np.ndarray, reps: int, words: np.ndarray, sel: np.ndarray,
-                multicast: bool) -> _Groups:
+        bw, ebw = opts.noc_bandwidth_words_per_cycle, opts.egress_bandwidth_words_per_cycle
+        columns = {
+            "macs": (count[None, :] * vol).sum(axis=1),
+            "active_pes": (count[None, :] * act).sum(axis=1),
+            "max_pe_macs": vol.max(axis=1, initial=0),
+            "drain_groups": drain.count(n), "drain_words": drain.total(n), "drain_pe_words": drain_pe_words,
+            "drain_max_group": drain.max_members(n),
+            "reduction_serial_cycles": drain.serial_cycles(n, ebw, opts.packed_egress),
+            "readback": (readback.count(n), readback.total(n), readback.total(n),
+                         readback.serial_cycles(n, bw, opts.packed_ingress)),
+        }
+        for role, (groups, dest) in sets.items():
+            columns[role] = (groups.count(n), groups.total(n), dest, groups.serial_cycles(n, bw, opts.packed_ingress))
+        plain = {k: v.tolist() for k, v in columns.items() if not isinstance(v, tuple)}
+        sets_of = {k: [a.tolist() for a in v] for k, v in columns.items() if isinstance(v, tuple)}
+        tile_pos = (steps % self.steps_per_tile).tolist()
+        out = []
+        for i in range(n):
+            demand = StepDemand(
+                macs=plain["macs"][i], active_pes=plain["active_pes"][i], max_pe_macs=plain["max_pe_macs"][i],
+                input=TransferSet(*(a[i] for a in sets_of["input"])),
+                weight=TransferSet(*(a[i] for a in sets_of["weight"])),
+                readback=TransferSet(*(a[i] for a in sets_of["readback"])),
+                drain_groups=plain["drain_groups"][i], drain_words=plain["drain_words"][i],
+                drain_pe_words=plain["drain_pe_words"][i], drain_max_group=plain["drain_max_group"][i],
+                drain_partial=plain["drain_groups"][i] > 0 and not bool(last_visit[i]),
+                reduction_serial_cycles=plain["reduction_serial_cycles"][i],
+                tile_first=tile_pos[i] == 0, tile_last=tile_pos[i] == self.steps_per_tile - 1,
+            )
+            if opts.detail:
+                demand = self._with_detail(demand, [r[i:i + 1] for r in idx], [p[i:i + 1] for p in prev_idx],
+                                           bool(has_prev[i]), bool(run_start[i] and revisit[i]), bool(run_end[i]))
+            out.append(demand)
+        return out
+
+    def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
+                words: np.ndarray, multicast: bool) -> _Groups:
         if not multicast:  # one packet per PE
-            idx = np.nonzero(sel)[0]
-            return _Groups(self.units.count[idx], words[idx].astype(np.int64), np.ones(len(idx), dtype=np.int64))
-        return self.groupings[role].groups(keys, reps, words, sel)
-
-    @staticmethod
-    def _transfer_set(groups: _Groups, dest_words: int, bandwidth: float, packed: bool) -> TransferSet:
-        return TransferSet(groups.count(), groups.total(), dest_words, groups.serial_cycles(bandwidth, packed))
+            ones = np.ones(len(case), dtype=np.int64)
+            return _Groups(case, self.units.count[klass], words.astype(np.int64), ones)
+        return self.groupings[role].groups(case, klass, keys, moving, words)
 
     def _footprint_at_start(self) -> int:
         """Words of all three tensors in the first PE's L1 at the first step (every window
