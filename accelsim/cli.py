@@ -18,7 +18,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar, cast
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence
 
 import click
 
@@ -53,7 +53,7 @@ from accelsim.text_table import format_table
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2
-F = TypeVar("F", bound=Callable[..., Any])
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]  # what click.option returns
 
 
 class UserError(click.ClickException):
@@ -83,9 +83,9 @@ class _Accelsim(click.Group):
 
 
 # ----- options, declared once -------------------------------------------------------------------
-def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+def _options(*options: Decorator) -> Decorator:
     """One decorator applying ``options`` in the order given (as --help lists them)."""
-    def apply(command: F) -> F:
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed(options):
             command = option(command)
         return command
@@ -93,18 +93,18 @@ def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-def _record(cls: type, param: str, *options: Callable[[F], F]) -> Callable[[F], F]:
+def _record(cls: type, param: str, *options: Decorator) -> Decorator:
     """Declare ``options`` and hand the command one ``cls`` record as keyword ``param`` instead:
     the options' destinations are the record's fields."""
     fields = [f.name for f in dataclasses.fields(cls)]
 
-    def decorate(command: F) -> F:
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
         def with_record(*args: Any, **kwargs: Any) -> Any:
             kwargs[param] = cls(**{name: kwargs.pop(name) for name in fields})
             return command(*args, **kwargs)
 
-        return _options(*options)(cast(F, with_record))
+        return _options(*options)(with_record)
 
     return decorate
 
@@ -115,25 +115,25 @@ _progress_option = click.option("--progress/--no-progress", default=None,
                                 help="Progress bar (default: on when stderr is a terminal).")
 
 
-def _json_option(help: str = "Write per-layer results as a JSON list.") -> Callable[[F], F]:
+def _json_option(help: str = "Write per-layer results as a JSON list.") -> Decorator:
     return click.option("--json", "json_out", type=click.Path(dir_okay=False), help=help)
 
 
-def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Callable[[F], F]:
+def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Decorator:
     return click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help=help)
 
 
-def _force_option(what: str = "--json/--csv files") -> Callable[[F], F]:
+def _force_option(what: str = "--json/--csv files") -> Decorator:
     return click.option("--force", is_flag=True, help=f"Overwrite existing {what}.")
 
 
-def _mode_option(default: Mode, help: str) -> Callable[[F], F]:
+def _mode_option(default: Mode, help: str) -> Decorator:
     """--mode with ``default`` listed first."""
     choices = [default] + [m for m in MODES if m != default]
     return click.option("--mode", type=click.Choice(choices), default=default, show_default=True, help=help)
 
 
-def _allow_overflow_option(verb: str) -> Callable[[F], F]:
+def _allow_overflow_option(verb: str) -> Decorator:
     return click.option("--allow-overflow", is_flag=True,
                         help=f"{verb} mappings whose tiles do not fit their buffers (warns).")
 
@@ -175,7 +175,7 @@ class LoadedJobs:
     jobs: list[Job]
 
 
-def _job_options(verb: str, hw_required: bool = True) -> Callable[[F], F]:
+def _job_options(verb: str, hw_required: bool = True) -> Decorator:
     """--hw, --mapping, --network, --style, --layer and --set as one :class:`JobArgs` ``job``
     (simulate, analyze, compare, lint); ``verb`` starts --layer's help."""
     return _record(
@@ -203,10 +203,11 @@ class OutputArgs:
         _check_output(self.csv_out, self.force)
 
 
-def _output_options(json_option: Callable[[F], F] = _json_option(), csv_option: Callable[[F], F] = _csv_option(),
-                    force_what: str = "--json/--csv files") -> Callable[[F], F]:
-    """--json, --csv and --force as one :class:`OutputArgs` ``out``."""
-    return _record(OutputArgs, "out", json_option, csv_option, _force_option(force_what))
+def _output_options(json_option: Decorator | None = None, csv_option: Decorator | None = None,
+                    force_what: str = "--json/--csv files") -> Decorator:
+    """--json, --csv (default: per-layer results) and --force as one :class:`OutputArgs` ``out``."""
+    return _record(OutputArgs, "out", json_option or _json_option(), csv_option or _csv_option(),
+                   _force_option(force_what))
 
 
 def _check_output(path: str | None, force: bool) -> None:
@@ -242,7 +243,10 @@ def _progress_bar(progress: bool | None, total_layers: int, name: str) -> Iterat
     from tqdm import tqdm
 
     with tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name) as bar:
-        yield lambda done: bar.update(1)
+        def advance(done: Any) -> None:
+            bar.update(1)
+
+        yield advance
 
 
 def _write_csv(rows: list[dict[str, Any]], path: str) -> None:

@@ -72,7 +72,7 @@ def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | N
     """(network name, jobs) of a bundled or YAML network mapped in a named style."""
     net = load_network(network)
     layers = [net.layer(layer)] if layer is not None else list(net.layers)
-    return net.name, [Job(l, tuple(style_mapping(style, l, hw)), f"style {style}") for l in layers]
+    return net.name, [Job(one, tuple(style_mapping(style, one, hw)), f"style {style}") for one in layers]
 
 
 def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
@@ -80,10 +80,10 @@ def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
     operator fixes (a depthwise layer's K, a residual add's filter) are left out."""
     layers = []
     for job in jobs:
-        l = job.layer
-        dims = {d: v for d, v in l.sizes.items() if d in l.operator.used_dims}
+        layer = job.layer
+        dims = {d: v for d, v in layer.sizes.items() if d in layer.operator.used_dims}
         dataflow = tuple(
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
-        layers.append(MaestroLayer(l.name, l.operator.maestro_type, l.stride_y, l.stride_x, dims, dataflow, 0))
+        layers.append(MaestroLayer(layer.name, layer.operator.maestro_type, layer.stride_y, layer.stride_x, dims, dataflow, 0))
     return MaestroFile(network, tuple(layers), "<generated>")

@@ -107,7 +107,9 @@ def _layers(settings: SearchSettings) -> tuple[str, list[Layer]]:
     if settings.mapping is not None:
         name, jobs = jobs_from_maestro(settings.mapping, settings.layer)
         return name, [job.layer for job in jobs]
-    net = load_network(settings.network)  # type: ignore[arg-type]
+    if settings.network is None:
+        raise InputError("give --network NAME or --mapping FILE.m: the layers to search")
+    net = load_network(settings.network)
     return net.name, [net.layer(settings.layer)] if settings.layer is not None else list(net.layers)
 
 

@@ -197,7 +197,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
     if "stride" in entry and ("stride_y" in entry or "stride_x" in entry):
         key = "stride_y" if "stride_y" in entry else "stride_x"
         raise fail(f"{who}: field {shown(key)}: give either 'stride' (both axes) or 'stride_y'/'stride_x', not both", key)
-    strides = {}
+    strides: dict[str, int] = {}
     for key in _STRIDE_KEYS:
         if key in entry:
             if not _is_pos_int(entry[key]):
