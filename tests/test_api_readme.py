@@ -27,7 +27,7 @@ def _check_network_result(result: NetworkResult, layers: int) -> None:
 
 @pytest.mark.slow
 def test_simulate_network_as_shown():
-    _check_network_result(accelsim.api.simulate_network("resnet18", "eyeriss_like", "nvdla_like"), 21)
+    _check_network_result(accelsim.api.simulate_network("resnet18", "eyeriss_like", "nvdla_like"), 29)
 
 
 def test_simulate_network_one_layer():
