@@ -19,7 +19,7 @@ from accelsim import __version__
 from accelsim.api import (OverflowWarning, analyze_jobs, jobs_from_maestro, jobs_from_network, run_jobs,
                           run_jobs_functional, to_maestro)
 from accelsim.compare import MODELS, compare_jobs, comparison_dict, comparison_rows, format_comparison
-from accelsim.errors import InputError
+from accelsim.errors import InputError, InputWarning
 from accelsim.functional import DTYPES
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.mapping.maestro_format import write_maestro
@@ -61,10 +61,11 @@ def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | 
                layer: str | None):
     """(hardware spec, network name, jobs) of the checked job arguments; raises InputError."""
     hw = load_hardware(hw_ref, list(overrides))
-    if mapping_path is not None:
-        name, jobs = jobs_from_maestro(mapping_path, layer)
-    else:
-        name, jobs = jobs_from_network(network, style, hw, layer)
+    with _warning_lines():
+        if mapping_path is not None:
+            name, jobs = jobs_from_maestro(mapping_path, layer)
+        else:
+            name, jobs = jobs_from_network(network, style, hw, layer)
     return hw, name, jobs
 
 
@@ -98,7 +99,7 @@ def _job_inputs(verb: str, hw_required: bool = True):
         click.option("--hw", "hw_ref", required=hw_required,
                      help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
-        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
+        click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
         click.option("--layer", help=f"{verb} only this layer."),
     )
@@ -112,10 +113,12 @@ def _job_inputs(verb: str, hw_required: bool = True):
 
 
 @contextmanager
-def _overflow_warnings():
-    """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
+def _warning_lines():
+    """Show every OverflowWarning (--allow-overflow) and InputWarning (e.g. ONNX nodes left out)
+    as one ``warning:`` line on stderr."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
+        warnings.simplefilter("always", InputWarning)
         warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
         yield
 
@@ -217,7 +220,7 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
     try:
         hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
         reports = []
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
+        with _progress_bar(progress, len(jobs), name) as advance, _warning_lines():
             if functional:
                 options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
                 result, reports = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, advance)
@@ -267,7 +270,7 @@ def analyze(hw_ref, mapping_path, network, style, layer, mode, overrides, json_o
     _check_output(csv_out, force)
     try:
         hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        with _overflow_warnings():
+        with _warning_lines():
             result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
     except InputError as exc:
         _fail(str(exc))
@@ -343,7 +346,7 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
         if scalesim_report is not None and layer is not None:
             all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
             network_layers = [j.layer.name for j in all_jobs]
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
+        with _progress_bar(progress, len(jobs), name) as advance, _warning_lines():
             result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
                                   allow_overflow, attribution, advance)
     except InputError as exc:
@@ -370,13 +373,43 @@ def mapping(hw_ref, network, style, layer, overrides, output, force) -> None:
     _check_output(output, force)
     try:
         hw = load_hardware(hw_ref, list(overrides))
-        name, jobs = jobs_from_network(network, style, hw, layer)
+        with _warning_lines():
+            name, jobs = jobs_from_network(network, style, hw, layer)
         text = write_maestro(to_maestro(name, jobs))
     except InputError as exc:
         _fail(str(exc))
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command(name="import-onnx")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the network table (YAML) here (default: stdout).")
+@click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
+@click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
+                                             "skipping them.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+def import_onnx_command(model, output, batch, strict, force) -> None:
+    """Turn an ONNX model into a network table to read, edit and run with --network."""
+    from accelsim.workload.onnx_import import import_onnx
+    from accelsim.workload.tables import network_yaml
+
+    _check_output(output, force)
+    try:
+        imported = import_onnx(model, batch, strict)
+    except InputError as exc:
+        _fail(str(exc))
+    notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
+    text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
+    if imported.skipped:
+        click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
     else:
         click.echo(text, nl=False)
 

@@ -22,3 +22,8 @@ class InputError(Exception):
 
 class MappingError(InputError):
     """A mapping that is malformed or illegal for its layer and hardware."""
+
+
+class InputWarning(UserWarning):
+    """Something in the user's input that accelsim left out or changed on purpose (e.g. ONNX
+    nodes it does not simulate); the CLI shows each as one ``warning:`` line."""

@@ -61,6 +61,8 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     bundled name wins over a file of the same name in the working directory.
     """
     text_arg = os.fspath(name_or_path)
+    if text_arg.lower().endswith(".onnx"):
+        return _load_onnx(text_arg)
     is_path = (
         not isinstance(name_or_path, str)
         or "/" in text_arg
@@ -93,6 +95,48 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     except UnicodeDecodeError as exc:
         raise InputError(f"not a UTF-8 text file ({exc.reason} at byte {exc.start})", source=str(path)) from None
     return _parse(text, str(path), path.stem)
+
+
+def _load_onnx(path: str) -> Network:
+    """An ONNX model at its own batch size; the nodes it skips are announced once as an
+    :class:`~accelsim.errors.InputWarning` (``accelsim import-onnx`` offers --batch and --strict)."""
+    import warnings
+
+    from accelsim.errors import InputWarning
+    from accelsim.workload.onnx_import import import_onnx
+
+    imported = import_onnx(path)
+    if imported.skipped:
+        warnings.warn(f"{path}: {imported.skipped_summary()}", InputWarning, stacklevel=3)
+    return imported.network
+
+
+def network_yaml(network: Network, source: str | None = None, notes: str | None = None) -> str:
+    """The table file of ``network`` (loadable with :func:`load_network`): one flow-style line per
+    layer with its type, the sizes that differ from the operator's defaults, and its strides."""
+    lines = [f"name: {_scalar(network.name)}"]
+    for key, value in (("source", source), ("notes", notes)):
+        if value:
+            lines.append(f"{key}: {_scalar(value)}")
+    lines.append("layers:")
+    for layer in network.layers:
+        fields = [f"name: {_scalar(layer.name)}", f"type: {layer.op.value}"]
+        for dim, default in _USER_DIMS[layer.op].items():
+            if layer.sizes[dim] != default:
+                fields.append(f"{dim}: {layer.sizes[dim]}")
+        if layer.op is not OpType.GEMM:
+            if layer.stride_y == layer.stride_x != 1:
+                fields.append(f"stride: {layer.stride_y}")
+            elif layer.stride_y != layer.stride_x:
+                fields.append(f"stride_y: {layer.stride_y}, stride_x: {layer.stride_x}")
+        lines.append("  - {" + ", ".join(fields) + "}")
+    return "\n".join(lines) + "\n"
+
+
+def _scalar(text: str) -> str:
+    """``text`` as a YAML scalar, quoted where a plain one would change it (also inside a flow
+    mapping, where commas and braces are syntax)."""
+    return yaml.safe_dump({"k": text}, default_flow_style=True, width=1 << 30, allow_unicode=True).strip()[4:-1]
 
 
 # ----- parsing and validation ----------------------------------------------------------------
