@@ -17,7 +17,8 @@ from math import ceil
 
 from accelsim.hw.spec import HardwareSpec
 from accelsim.results import LayerResult
-from accelsim.workload.ops import TENSOR_ROLES, Layer
+from accelsim.workload.operators import TENSOR_ROLES
+from accelsim.workload.ops import Layer
 
 
 def compute_bound_cycles(macs: int, hw: HardwareSpec) -> int:

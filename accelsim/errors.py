@@ -14,6 +14,7 @@ class InputError(Exception):
     def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
         self.source = source
         self.line = line
+        self.detail = message  # the message without its "source:line: " prefix
         where = ""
         if source is not None:
             where = f"{source}:{line}: " if line is not None else f"{source}: "
@@ -21,7 +22,38 @@ class InputError(Exception):
 
 
 class MappingError(InputError):
-    """A mapping that is malformed or illegal for its layer and hardware."""
+    """A mapping that is malformed or illegal for its layer and hardware.
+
+    ``reason`` is a machine-readable code of what is wrong, for programs that score many
+    mappings (:mod:`accelsim.search`): one of :data:`MAPPING_REASONS`, or None for problems of
+    a file rather than of a mapping (a missing file, a syntax error)."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 reason: str | None = None):
+        if reason is not None and reason not in MAPPING_REASONS:
+            raise ValueError(f"unknown mapping error reason {reason!r}")
+        self.reason = reason
+        super().__init__(message, source=source, line=line)
+
+
+# Why a mapping is illegal: code -> what it means.
+MAPPING_REASONS: dict[str, str] = {
+    "unknown_dim": "a directive names a dimension the operator does not have",
+    "duplicate_dim": "a dimension is mapped twice at one cluster level",
+    "size_exceeds_dim": "a directive's size is larger than its dimension",
+    "cluster_too_big": "a Cluster is larger than the PEs available at its level",
+    "filter_split": "input rows/cols mapped while the filter is split at the same level (not row-stationary)",
+    "window_too_small": "an input window cannot hold the filter window",
+    "stride": "input windows advance by a step that is not a multiple of the stride",
+    "coverage": "an offset-0 window leaves part of the dimension uncomputed",
+    "overlap": "windows overlap, so some MACs would be computed twice",
+    "gap": "windows leave gaps, so some MACs would never be computed",
+    "diagonal": "several SpatialMaps advance together, covering only a diagonal",
+    "l1_overflow": "one PE's tiles do not fit L1",
+    "l2_overflow": "one level-0 iteration's tiles do not fit L2",
+    "no_reduction_network": "a reduction dimension is spread across PEs without a reduction network",
+    "unknown_layer": "the mapping file has no layer of that name",
+}
 
 
 class InputWarning(UserWarning):

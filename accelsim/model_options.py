@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, Mapping, cast
 
 from accelsim.errors import InputError
+from accelsim.workload.operators import TensorRole
 
 Mode = Literal["realistic", "maestro"]
 MODES: tuple[Mode, ...] = ("realistic", "maestro")
@@ -34,7 +35,7 @@ class SystolicFold:
     (output). Steps never overlap on the array, so neither do folds.
     """
 
-    stationary: Literal["input", "weight", "output"]
+    stationary: TensorRole
     fill_drain_cycles: int
 
     def overhead_cycles(self, drains: bool, new_words: Mapping[str, int]) -> int:

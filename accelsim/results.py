@@ -9,7 +9,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-TENSORS = ("input", "weight", "output")
+from accelsim.workload.operators import TENSOR_ROLES
+
+TENSORS = TENSOR_ROLES  # every result reports the catalog's tensor roles
 ACCESS_FIELDS = ("l1_read", "l1_write", "l2_read", "l2_write", "dram_read", "dram_write")
 STALL_CAUSES = ("compute", "distribution_noc", "reduction", "dram")
 # MAESTRO's CSV calls the weight tensor "filter".

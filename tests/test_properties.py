@@ -203,7 +203,8 @@ def random_dataflow(draw, layer: Layer, num_pes: int, spatial_every_level: bool 
             if dim in ("Y'", "X'") and layer.op is not OpType.GEMM and draw(st.booleans()):
                 # the same window written in input coordinates (filter whole at this level)
                 inp = dim[0]
-                _, filt, stride = layer.window_of(inp)
+                window = layer.window_of(inp)
+                filt, stride = window.filter_dim, layer.stride(window)
                 if filt is None or filt not in chosen:
                     filt_extent = extents[filt] if filt else 1
                     written = inp

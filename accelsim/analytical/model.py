@@ -32,11 +32,12 @@ import numpy as np
 
 from accelsim.bounds import fill_bounds
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
-from accelsim.analytical.traffic import OPERANDS, StepCases, TileCases, step_cases, tile_cases
+from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.model_options import Mode, SystolicFold
 from accelsim.results import TENSORS, LayerResult, TensorAccesses
+from accelsim.workload.operators import OPERAND_ROLES
 
 
 def _ceil_div(words: np.ndarray, per_cycle: float) -> np.ndarray:
@@ -103,8 +104,8 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     count = steps.cases.count
     macs = int((count * steps.macs).sum())
     readback = int((count * steps.readback.total()).sum())
-    sent = sum(acc[t].l2_read for t in OPERANDS) + readback
-    delivered = sum(acc[t].l1_write for t in OPERANDS) + readback
+    sent = sum(acc[t].l2_read for t in OPERAND_ROLES) + readback
+    delivered = sum(acc[t].l1_write for t in OPERAND_ROLES) + readback
     egress = int((count * steps.drain_pe_words).sum())
     energy = _energy(hw, macs, acc, delivered + egress)
     mpc = hw.pe_array.macs_per_pe_per_cycle
@@ -148,7 +149,7 @@ def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
     n = steps.cases.count
     macs = int((n * steps.macs).sum())
     acc = {t: TensorAccesses() for t in TENSORS}
-    for role in OPERANDS:
+    for role in OPERAND_ROLES:
         acc[role].l2_read = int((n * steps.sent[role].total()).sum())
         acc[role].l1_write = int((n * steps.delivered_words[role]).sum())
         acc[role].l1_read = macs

@@ -21,8 +21,8 @@ from accelsim.analytical.geometry import (
     previous_active, volume,
 )
 from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.workload.operators import OPERAND_ROLES
 
-OPERANDS = ("input", "weight")
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     prev_valid = has_prev[:, None] & act
 
     sent, delivered = {}, {}
-    for role in OPERANDS:
+    for role in OPERAND_ROLES:
         lo, hi = cur.tensor(cm, role)
         plo, phi = prev.tensor(cm, role)
         inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
@@ -263,7 +263,7 @@ def tile_cases(cm: CompiledMapping, l2_capacity_words: int) -> TileCases:
     prev_boxes = _tile_boxes(top, prev, k, points)
     reads = {}
     runs = np.zeros(n, dtype=np.int64)
-    for role in OPERANDS:
+    for role in OPERAND_ROLES:
         lo, hi = boxes[role]
         plo, phi = prev_boxes[role]
         inter = np.where(has_prev, volume(np.maximum(lo, plo), np.minimum(hi, phi)), 0)

@@ -39,7 +39,6 @@ from numpy.lib.stride_tricks import as_strided
 from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.steps import loop_indices, step_boxes
-from accelsim.workload.ops import OpType
 from accelsim.sim.profile import (
     OPERANDS, ScheduleProfile, StepDemand, output_loop_structure, tensor_box,
 )
@@ -144,7 +143,7 @@ class DatapathValues:
         self.plans = {role: [[(a, c) for a, axis in enumerate(nest.tensors[role]) for dim, c in axis if dim == d]
                              for d in self.dims]
                       for role in OPERANDS}
-        self.adds = cm.layer.op is OpType.RESADD  # a residual add adds its operands
+        self.adds = cm.layer.operator.combine == "add"  # a residual add adds its operands
         self.views: dict[int, _StepView] = {}
         # DRAM
         self.dram = {"input": operands.input, "weight": operands.weight}

@@ -3,11 +3,12 @@
 Tensors are held in the axis order of the layer's loop nest (``LoopNest.tensors``): CONV2D,
 PWCONV and FC input ``[N][C][Y][X]``, weight ``[K][C][R][S]``, output ``[N][K][Y'][X']``;
 DWCONV weight ``[C][R][S]``, output ``[N][C][Y'][X']``; GEMM ``A[M][K]``, ``B[K][N]``,
-``C[M][N]``; RESADD all ``[N][C][Y][X]``. (The DRAM layout, channel-last, only decides burst
-counts in the timing model; values are addressed by index.)
+``C[M][N]``; RESADD all ``[N][C][Y][X]`` (each operator's axes are in the operator catalog,
+:mod:`accelsim.workload.operators`). (The DRAM layout, channel-last, only decides burst counts
+in the timing model; values are addressed by index.)
 
-The reference is written per operator with numpy, independently of the loop-nest projections
-the simulator uses, so a wrong projection cannot hide in both.
+The reference is each operator's numpy definition in the catalog, written independently of the
+loop-nest projections the simulator uses, so a wrong projection cannot hide in both.
 
 Tolerance: integer types (int8, int16 operands) accumulate exactly in int64 and must match
 exactly. fp32 operands are drawn from [-1, 1), multiplied and accumulated in float32 in the
@@ -25,9 +26,9 @@ from math import prod
 from typing import Literal
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-from accelsim.workload.ops import Layer, LoopNest, OpType
+from accelsim.workload.operators import OPERAND_ROLES
+from accelsim.workload.ops import Layer, LoopNest
 
 Dtype = Literal["int8", "int16", "fp32"]
 DTYPES: tuple[str, ...] = ("int8", "int16", "fp32")
@@ -64,7 +65,7 @@ def random_operands(layer: Layer, dtype: Dtype, seed: int) -> Operands:
     nest = layer.loop_nest()
     rng = np.random.default_rng(seed)
     arrays = []
-    for role in ("input", "weight"):
+    for role in OPERAND_ROLES:
         shape = nest.extents(role)
         if dtype == "fp32":
             arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(np.float32))
@@ -76,17 +77,7 @@ def random_operands(layer: Layer, dtype: Dtype, seed: int) -> Operands:
 
 def reference_output(layer: Layer, input: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """The operator computed directly with numpy (output in loop-nest axis order)."""
-    op = layer.op
-    if op is OpType.GEMM:
-        return input @ weight
-    if op is OpType.RESADD:
-        return input + weight
-    s = layer.sizes
-    windows = sliding_window_view(input, (s["R"], s["S"]), axis=(2, 3))  # [N][C][Y][X][R][S]
-    windows = windows[:, :, ::layer.stride_y, ::layer.stride_x][:, :, :layer.out_y, :layer.out_x]
-    if op is OpType.DWCONV:
-        return np.einsum("ncyxrs,crs->ncyx", windows, weight)
-    return np.einsum("ncyxrs,kcrs->nkyx", windows, weight)
+    return layer.operator.reference(layer, input, weight)
 
 
 def tolerance(layer: Layer, operands: Operands) -> np.ndarray | None:

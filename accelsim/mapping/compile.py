@@ -26,6 +26,7 @@ from typing import Literal, Sequence
 
 from accelsim.errors import MappingError
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
+from accelsim.workload.operators import Window
 from accelsim.workload.ops import Layer, LoopNest
 
 
@@ -155,7 +156,7 @@ def compile_mapping(
             raise MappingError(
                 f"Cluster({c.size},P) is larger than the {outer} PEs available at this level "
                 f"(the array has {num_pes} PEs)",
-                source=source, line=c.line,
+                source=source, line=c.line, reason="cluster_too_big",
             )
         units.append(outer // c.size)
         unit_pes.append(c.size)
@@ -173,23 +174,24 @@ def compile_mapping(
                 raise MappingError(
                     f"dimension {d.dim} is mapped twice at the same cluster level "
                     f"(first at line {by_dim[canon].line})",
-                    source=source, line=d.line,
+                    source=source, line=d.line, reason="duplicate_dim",
                 )
             by_dim[canon] = d
         canon_dirs: dict[str, LevelDirective] = {}
         for canon, d in by_dim.items():
-            if d.dim in ("Y", "X"):
+            if layer.window_of(d.dim) is not None:
                 continue  # translated below, once the filter directive is known
             if d.size > dims[canon]:
                 raise MappingError(
                     f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({dims[canon]})",
-                    source=source, line=d.line,
+                    source=source, line=d.line, reason="size_exceeds_dim",
                 )
             canon_dirs[canon] = _directive(canon, d.kind, min(d.size, extents[canon]), d.offset,
                                            extents[canon], _fmt(d), d.line)
         for canon, d in by_dim.items():
-            if d.dim in ("Y", "X"):
-                canon_dirs[canon] = _translate_window(layer, d, canon_dirs, extents, source)
+            window = layer.window_of(d.dim)
+            if window is not None:
+                canon_dirs[canon] = _translate_window(layer, window, d, canon_dirs, extents, source)
         # default: whole extent, temporally
         ordered: list[LevelDirective] = [canon_dirs[_canonical_name(layer, d, source)] for d in written]
         for dim in dims:
@@ -220,31 +222,34 @@ def compile_mapping(
 
 def _canonical_name(layer: Layer, d: MapDirective, source: str) -> str:
     dims = layer.loop_nest().dims
-    if d.dim in ("Y", "X") and layer.window_of(d.dim) is not None:
-        return layer.window_of(d.dim)[0]  # type: ignore[index]
+    window = layer.window_of(d.dim)
+    if window is not None:
+        return window.output_dim
     if d.dim in dims:
         return d.dim
     raise MappingError(
         f"{_fmt(d)}: unknown dimension {d.dim} for a {layer.op.value} layer; expected one of "
-        + ", ".join(sorted(set(dims) | ({"Y", "X"} if layer.window_of("Y") else set()))),
-        source=source, line=d.line,
+        + ", ".join(sorted(set(dims) | {w.input_dim for w in layer.operator.windows})),
+        source=source, line=d.line, reason="unknown_dim",
     )
 
 
 def _translate_window(
     layer: Layer,
+    window: Window,
     d: MapDirective,
     canon_dirs: dict[str, LevelDirective],
     extents: dict[str, int],
     source: str,
 ) -> LevelDirective:
-    """Turn a directive on input rows/cols into one on output rows/cols."""
-    out_dim, filt_dim, stride = layer.window_of(d.dim)  # type: ignore[misc]
+    """Turn a directive on input rows/cols (``window``'s input dimension) into one on output
+    rows/cols."""
+    out_dim, filt_dim, stride = window.output_dim, window.filter_dim, layer.stride(window)
     full_input = layer.sizes[d.dim]
     if d.size > full_input:
         raise MappingError(
             f"{_fmt(d)}: size {d.size} is larger than dimension {d.dim} ({full_input})",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="size_exceeds_dim",
         )
     filt = canon_dirs.get(filt_dim) if filt_dim else None
     filt_extent = extents[filt_dim] if filt_dim else 1
@@ -256,7 +261,7 @@ def _translate_window(
             f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
             f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
             f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="filter_split",
         )
     held = filt.size if zipped else filt_extent  # filter rows/cols inside each input window
     if d.size < held:
@@ -265,7 +270,7 @@ def _translate_window(
         raise MappingError(
             f"{_fmt(d)}: a window of {d.size} input rows/cols cannot hold {what}; "
             f"use a size of at least {hint}",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="window_too_small",
         )
     size = min((d.size - held) // stride + 1, extent)
     advance = d.offset - (filt.offset if zipped else 0)  # input rows per window, net of the filter's
@@ -274,7 +279,7 @@ def _translate_window(
             f"{_fmt(d)}: its windows advance by {advance} input rows/cols"
             + (f" relative to {filt.written}" if zipped else "")
             + f", which is not a multiple of the stride {stride}",
-            source=source, line=d.line,
+            source=source, line=d.line, reason="stride",
         )
     return _directive(out_dim, d.kind, size, advance // stride, extent, _fmt(d), d.line)
 
@@ -296,7 +301,7 @@ def _check_coverage(level: Level, source: str) -> None:
                 raise MappingError(
                     f"{ld.written}: with offset 0 every sub-unit gets the first {ld.size} of "
                     f"{ld.nominal_extent} {ld.dim}; the rest would never be computed",
-                    source=source, line=ld.line,
+                    source=source, line=ld.line, reason="coverage",
                 )
             continue
         if ld.windows > 1 and ld.offset < ld.size:
@@ -304,14 +309,14 @@ def _check_coverage(level: Level, source: str) -> None:
                 f"{ld.written}: windows of {ld.size} advancing by {ld.offset} overlap, so some "
                 f"MACs would be computed twice (in output coordinates {ld.dim}: size {ld.size}, "
                 f"offset {ld.offset})",
-                source=source, line=ld.line,
+                source=source, line=ld.line, reason="overlap",
             )
         if ld.windows > 1 and ld.offset > ld.size:
             raise MappingError(
                 f"{ld.written}: windows of {ld.size} advancing by {ld.offset} leave gaps, so some "
                 f"MACs would never be computed (in output coordinates {ld.dim}: size {ld.size}, "
                 f"offset {ld.offset})",
-                source=source, line=ld.line,
+                source=source, line=ld.line, reason="gap",
             )
     moving = [ld for ld in level.spatial if ld.offset > 0 and ld.windows > 1]
     if len(moving) > 1:
@@ -320,7 +325,7 @@ def _check_coverage(level: Level, source: str) -> None:
             f"{names} advance together across sub-units (sub-unit i gets window i of each), so "
             "only a diagonal of their combinations would be computed; map one of them "
             "temporally or at another cluster level",
-            source=source, line=moving[1].line,
+            source=source, line=moving[1].line, reason="diagonal",
         )
 
 
@@ -357,18 +362,34 @@ def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: boo
     return _needs(pe, word_size_bytes, l1_double), _needs(top, word_size_bytes, l2_double)
 
 
+@dataclass(frozen=True)
+class BufferOverflow:
+    """Tiles that do not fit one buffer: ``buffer`` (``L1``: one PE's tiles, ``L2``: one
+    level-0 iteration's), the bytes needed and available, and the message users see."""
+
+    buffer: Literal["L1", "L2"]
+    need_bytes: int
+    size_bytes: int
+    message: str
+
+    @property
+    def reason(self) -> str:
+        """The :class:`MappingError` reason code: ``l1_overflow`` or ``l2_overflow``."""
+        return f"{self.buffer.lower()}_overflow"
+
+
 def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_bytes: int,
-               l1_double: bool, l2_double: bool) -> list[str]:
-    """Problems (empty if none) of tiles that do not fit their buffers, one message each."""
+               l1_double: bool, l2_double: bool) -> list[BufferOverflow]:
+    """Buffers (empty if none) whose tiles do not fit, L1 first, one message each."""
     problems = []
     for level, words, size, double in zip(("L1", "L2"), nominal_tile_words(cm), (l1_bytes, l2_bytes),
                                           (l1_double, l2_double)):
         need = _needs(words, word_size_bytes, double)
         if need > size:
             holder = "each PE needs" if level == "L1" else "the L2 tile needs"
-            problems.append(
+            problems.append(BufferOverflow(level, need, size,  # type: ignore[arg-type]
                 f"{level} overflow: {holder} {need} bytes (input {words['input']}, weight "
                 f"{words['weight']}, output {words['output']} words{', double-buffered' if double else ''}) "
                 f"but {level} has {size} bytes"
-            )
+            ))
     return problems

@@ -14,14 +14,8 @@ from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, Maest
 from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
-from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
-
-_MAESTRO_TYPE = {
-    OpType.CONV2D: "CONV", OpType.PWCONV: "PWCONV", OpType.FC: "FC",
-    OpType.DWCONV: "DSCONV", OpType.GEMM: "GEMM", OpType.RESADD: "RESADD",
-}
-
 
 class OverflowWarning(UserWarning):
     """A mapping that does not fit its buffers was simulated anyway (--allow-overflow)."""
@@ -43,9 +37,10 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
     if problems:
-        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(problems)
+        message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)
         if not allow_overflow:
-            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source)
+            raise MappingError(message + " (use --allow-overflow to simulate it anyway)", source=job.source,
+                               reason=problems[0].reason)
         warnings.warn(message, OverflowWarning, stacklevel=2)
     return cm
 
@@ -64,7 +59,8 @@ def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLa
     chosen = [ml for ml in mf.layers if ml.name == layer]
     if not chosen:
         raise MappingError(
-            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path)
+            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path,
+            reason="unknown_layer")
     return chosen
 
 
@@ -76,18 +72,14 @@ def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | N
 
 
 def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
-    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``)."""
+    """A MAESTRO file holding the jobs' layers and dataflows (for ``accelsim mapping``); sizes the
+    operator fixes (a depthwise layer's K, a residual add's filter) are left out."""
     layers = []
     for job in jobs:
         l = job.layer
-        dims = dict(l.sizes)
-        if l.op in (OpType.DWCONV, OpType.RESADD):
-            dims.pop("K")
-        if l.op is OpType.RESADD:
-            dims.pop("R")
-            dims.pop("S")
+        dims = {d: v for d, v in l.sizes.items() if d in l.operator.used_dims}
         dataflow = tuple(
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
-        layers.append(MaestroLayer(l.name, _MAESTRO_TYPE[l.op], l.stride_y, l.stride_x, dims, dataflow, 0))
+        layers.append(MaestroLayer(l.name, l.operator.maestro_type, l.stride_y, l.stride_x, dims, dataflow, 0))
     return MaestroFile(network, tuple(layers), "<generated>")

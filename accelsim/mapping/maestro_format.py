@@ -63,7 +63,8 @@ from typing import Callable
 
 from accelsim.errors import MappingError
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
-from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.operators import OPERATORS, Operator, OpType
+from accelsim.workload.ops import Layer
 
 __all__ = [
     "CANONICAL_TYPES",
@@ -80,50 +81,26 @@ __all__ = [
 
 # ----- vocabulary ------------------------------------------------------------------------------
 
-#: Canonical ``Type`` names as stored in :attr:`MaestroLayer.type`, and the operator each means.
-#: CONV, DSCONV and GEMM are MAESTRO's; FC, RESADD and PWCONV are accelsim extensions.
-CANONICAL_TYPES: dict[str, OpType] = {
-    "CONV": OpType.CONV2D,
-    "DSCONV": OpType.DWCONV,
-    "GEMM": OpType.GEMM,
-    "FC": OpType.FC,
-    "RESADD": OpType.RESADD,
-    "PWCONV": OpType.PWCONV,
-}
+#: Canonical ``Type`` names as stored in :attr:`MaestroLayer.type`, and the operator each means
+#: (the operator catalog's ``maestro_type``). CONV, DSCONV and GEMM are MAESTRO's; FC, RESADD and
+#: PWCONV are accelsim extensions.
+CANONICAL_TYPES: dict[str, OpType] = {spec.maestro_type: op for op, spec in OPERATORS.items()}
 
-#: Accepted spellings of ``Type`` (upper-cased) -> canonical name.
+#: Accepted spellings of ``Type`` (upper-cased) -> canonical name: the canonical name, the
+#: network-table name and the catalog's aliases.
 TYPE_ALIASES: dict[str, str] = {
-    "CONV": "CONV",
-    "CONV2D": "CONV",
-    "DSCONV": "DSCONV",
-    "DWCONV": "DSCONV",
-    "GEMM": "GEMM",
-    "FC": "FC",
-    "RESADD": "RESADD",
-    "RESIDUAL": "RESADD",
-    "RESIDUAL_IDENTITY": "RESADD",  # MAESTRO's own token for it
-    "ADD": "RESADD",
-    "PWCONV": "PWCONV",
+    alias: spec.maestro_type
+    for spec in OPERATORS.values()
+    for alias in (spec.maestro_type, spec.name, *spec.maestro_aliases)
 }
 
 # MAESTRO layer types we know of but cannot simulate (to say so instead of "unknown").
-_UNSUPPORTED_MAESTRO_TYPES = ("TRCONV", "NGCONV", "POOL", "LSTM", "BMM")
-
-_CONV_DIMS = ("N", "K", "C", "R", "S", "Y", "X", "Y'", "X'")
-_GEMM_DIMS = ("M", "N", "K")
+_UNSUPPORTED_MAESTRO_TYPES = tuple(t for t in ("TRCONV", "NGCONV", "POOL", "LSTM", "BMM") if t not in TYPE_ALIASES)
 
 #: Sizes a layer type assumes for dimensions its ``Dimensions`` block leaves out.
 DEFAULT_DIMS: dict[str, dict[str, int]] = {
-    "CONV": {"N": 1},
-    "PWCONV": {"N": 1, "R": 1, "S": 1},
-    "DSCONV": {"N": 1, "K": 1},
-    "FC": {"N": 1, "R": 1, "S": 1, "Y": 1, "X": 1},
-    "RESADD": {"N": 1, "K": 1, "R": 1, "S": 1},
-    "GEMM": {},
+    spec.maestro_type: {d: v for d, v in spec.dims.items() if v is not None} for spec in OPERATORS.values()
 }
-
-_OUTPUT_OF = {"Y'": "Y", "X'": "X"}  # output dim -> input dim
-_FILTER_OF = {"Y": "R", "X": "S"}
 
 _BLOCK_KEYWORDS = ("NETWORK", "LAYER", "TYPE", "STRIDE", "DIMENSIONS", "DATAFLOW")
 _DIRECTIVE_KEYWORDS = ("SPATIALMAP", "TEMPORALMAP", "CLUSTER")
@@ -141,8 +118,17 @@ _MAX_DIGITS = 18
 
 
 def dims_for_type(type_name: str) -> tuple[str, ...]:
-    """Dimension names a canonical layer type accepts (in canonical order)."""
-    return _GEMM_DIMS if type_name == "GEMM" else _CONV_DIMS
+    """Dimension names a canonical layer type accepts (in canonical order): the operator's sizes,
+    then the output sizes of its windows (``Y'``/``X'``, which may replace ``Y``/``X``)."""
+    spec = _operator(type_name)
+    return tuple(spec.dims) + tuple(w.output_dim for w in spec.windows)
+
+
+def _operator(type_name: str) -> Operator:
+    return OPERATORS[CANONICAL_TYPES[type_name]]
+
+
+_ALL_DIMS = tuple(dict.fromkeys(d for t in CANONICAL_TYPES for d in dims_for_type(t)))
 
 
 def op_type(layer: MaestroLayer) -> OpType:
@@ -352,7 +338,7 @@ class _Parser:
             name, line = node[1], node[2]
             if name not in ctx.constants:
                 known = ", ".join(sorted(ctx.constants)) or "none are defined"
-                hint = " (use Sz(D) for a dimension's size)" if _norm_dim(name) in _CONV_DIMS + _GEMM_DIMS else ""
+                hint = " (use Sz(D) for a dimension's size)" if _norm_dim(name) in _ALL_DIMS else ""
                 raise self.error(
                     f"unknown Constant {name!r} in {ctx.where}{hint}; defined Constants: {known}", line
                 )
@@ -731,12 +717,14 @@ class _Parser:
             ctx = _Ctx(self.constants, None, f"dimension {key} of {label}")
             dims[key] = self.positive(node, ctx, kline)
             dim_lines[key] = kline
-        for out_dim, in_dim in _OUTPUT_OF.items():
-            if out_dim in dims and in_dim in dims:
+        spec = _operator(tname)
+        output_dims = {w.output_dim for w in spec.windows}
+        for w in spec.windows:
+            if w.output_dim in dims and w.input_dim in dims:
                 raise self.error(
-                    f"{label}: give either {in_dim} (input size) or {out_dim} (output size) in "
+                    f"{label}: give either {w.input_dim} (input size) or {w.output_dim} (output size) in "
                     "Dimensions, not both",
-                    max(dim_lines[out_dim], dim_lines[in_dim]),
+                    max(dim_lines[w.output_dim], dim_lines[w.input_dim]),
                 )
 
         # Stride
@@ -763,7 +751,7 @@ class _Parser:
                 )
             if dim in dims:
                 return dims[dim]
-            if dim in _OUTPUT_OF:
+            if dim in output_dims:
                 raise self.error(
                     f"{label}: Sz({dim}) is not allowed: {dim} is the output size, which Dimensions does "
                     f"not give; use Sz of a Dimensions entry (e.g. Sz(R)) or a number",
@@ -788,8 +776,9 @@ class _Parser:
                     f"{' '.join(allowed)}",
                     dim_line,
                 )
-            derivable = dim in _FILTER_OF and f"{dim}'" in dims
-            if dim not in dims and dim not in _OUTPUT_OF and dim not in defaults and not derivable:
+            window = spec.window(dim)
+            derivable = window is not None and window.output_dim in dims
+            if dim not in dims and dim not in output_dims and dim not in defaults and not derivable:
                 raise self.error(
                     f"{label}: {word} maps dimension {dim}, which is not given in Dimensions "
                     f"(given: {' '.join(dims)})",
@@ -895,7 +884,7 @@ def write_maestro(mf: MaestroFile) -> str:
         out.append(f"\t\tType: {layer.type}")
         sy = _check_int(layer.stride_y, "stride Y", layer, path)
         sx = _check_int(layer.stride_x, "stride X", layer, path)
-        if layer.type != "GEMM" or (sy, sx) != (1, 1):
+        if _operator(layer.type).windows or (sy, sx) != (1, 1):
             out.append(f"\t\tStride {{ X: {sx}, Y: {sy} }}")
         dims = ", ".join(
             f"{d}: {_check_int(layer.dims[d], f'dimension {d}', layer, path)}" for d in allowed if d in layer.dims
@@ -943,21 +932,21 @@ def layer_from_maestro(ml: MaestroLayer, path: str) -> Layer:
     raises InputError naming ``path:line``).
     """
     op = op_type(ml)
+    spec = OPERATORS[op]
     source = f"{path}:{ml.line}"
-    sizes = {d: v for d, v in ml.dims.items() if d not in _OUTPUT_OF}
-    strides = {"Y": ml.stride_y, "X": ml.stride_x}
-    for out_dim, in_dim in _OUTPUT_OF.items():
-        if out_dim not in ml.dims:
-            continue
-        filt = _FILTER_OF[in_dim]
-        f = ml.dims.get(filt, DEFAULT_DIMS.get(ml.type, {}).get(filt))
+    outputs = {w.output_dim: w for w in spec.windows if w.output_dim in ml.dims}
+    sizes = {d: v for d, v in ml.dims.items() if d not in outputs}
+    strides = {"stride_y": ml.stride_y, "stride_x": ml.stride_x}
+    for out_dim, w in outputs.items():
+        filt = w.filter_dim
+        f = 1 if filt is None else ml.dims.get(filt, DEFAULT_DIMS[ml.type].get(filt))
         if f is None:
             raise MappingError(
                 f"layer {ml.name!r}: Dimensions give {out_dim} but not {filt}; cannot derive the input "
-                f"size {in_dim}",
+                f"size {w.input_dim}",
                 source=path,
                 line=ml.line,
             )
-        sizes[in_dim] = (ml.dims[out_dim] - 1) * strides[in_dim] + f
+        sizes[w.input_dim] = (ml.dims[out_dim] - 1) * strides[w.stride] + f
     return Layer.build(ml.name, op, sizes, ml.stride_y, ml.stride_x, source=source)
 

@@ -18,6 +18,11 @@ example mappings and FLASH Table 2 for GEMM:
 
 A residual add (no reduction, no reuse) is mapped the same way in every style: output columns
 across PEs, a run of channels per PE.
+
+A style knows operators only by their catalog ``form`` (:mod:`accelsim.workload.operators`):
+``conv`` and ``depthwise`` layers take the convolution templates, ``matmul`` layers the GEMM
+forms above, ``elementwise`` layers the residual-add one; every batch dimension of the operator
+is iterated one index at a time, outermost (one image, one head at a time).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
-from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.ops import Layer
 
 StyleFn = Callable[[Layer, HardwareSpec, int, int], list[Directive]]
 
@@ -52,6 +57,11 @@ def pow2_at_most(n: int) -> int:
     return p
 
 
+def _has_filter(layer: Layer) -> bool:
+    """A convolution (regular or depthwise): the templates with filter windows apply."""
+    return layer.operator.form in ("conv", "depthwise")
+
+
 def _candidates(limit: int) -> list[int]:
     """Tile sizes to try, largest first: powers of two up to ``limit`` and ``limit`` itself."""
     sizes = {limit}
@@ -65,17 +75,17 @@ def _candidates(limit: int) -> list[int]:
 def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     """Residual add in every style: output columns across PEs, a run of ``t`` channels (the
     contiguous axis in DRAM) per PE, one output row at a time."""
-    return [_t(1, 1, "N"), _t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]  # N first: one image at a time
+    return [_t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]
 
 
 # ---------------------------------------------------------------------------- conv family
 def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         lam = min(pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
         return [_s(1, 1, "N"), _t(lam * t, lam * t, "K"), _t(1, 1, "M"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
-    if layer.op is OpType.DWCONV:
+    if layer.operator.form == "depthwise":
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
     lam = u or min(pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
     return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
@@ -84,14 +94,14 @@ def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive
 
 def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: tuple[int, int] | int = 0) -> list[Directive]:
     s = layer.sizes
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         lam = min(12, hw.num_pes, s["K"])
         return [_s(1, 1, "M"), _t(1, 1, "N"), _t(lam * t, lam * t, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     r = s["R"]
     cols, rows = u if u else (layer.out_x, min(layer.out_y, max(1, hw.num_pes // r)))
     # cols: output columns per L2 tile; rows: output rows per PE set
-    work = [_s(t, t, "C")] if layer.op is OpType.DWCONV else [_s(t, t, "K"), _t(t, t, "C")]
+    work = [_s(t, t, "C")] if layer.operator.form == "depthwise" else [_s(t, t, "K"), _t(t, t, "C")]
     sx = layer.stride_x
     return work + [_t((cols - 1) * sx + s["S"], cols * sx, "X"), _c(rows * r), _s(r, layer.stride_y, "Y"),
                    _t(s["S"], sx, "X"), _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
@@ -99,13 +109,13 @@ def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: tuple[int, int] | int = 
 
 def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         lam = min(8, hw.num_pes, s["N"])
         return [_s(1, 1, "M"), _t(lam, lam, "N"), _t(t, t, "K"), _c(lam),
                 _t(1, 1, "M"), _s(1, 1, "N"), _t(t, t, "K")]
     lam = min(8, hw.num_pes, layer.out_x)
     sy, sx = layer.stride_y, layer.stride_x
-    first = [_t(1, 1, "K")] if layer.op is not OpType.DWCONV else []
+    first = [_t(1, 1, "K")] if layer.operator.form != "depthwise" else []
     return first + [_s(s["R"], sy, "Y"), _t((lam - 1) * sx + s["S"], lam * sx, "X"), _t(t, t, "C"),
                     _c(lam), _s(s["S"], sx, "X")]
 
@@ -113,10 +123,10 @@ def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Dire
 def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     rows = hw.pe_array.rows or 1
     s = layer.sizes
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         k = min(rows, s["K"])
         return [_s(1, 1, "N"), _t(k, k, "K"), _t(t, t, "M"), _c(k), _s(1, 1, "K")]
-    if layer.op is OpType.DWCONV:
+    if layer.operator.form == "depthwise":
         # t channels per L2 tile, one per PE
         return [_t(t, t, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X"),
                 _c(hw.num_pes), _s(1, 1, "C")]
@@ -138,12 +148,12 @@ def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
 
 def _maeri(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
     s = layer.sizes
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         lam = min(t, s["K"])
         return [_t(1, 1, "M"), _s(1, 1, "N"), _t(lam, lam, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(1, 1, "K")]
     r, sz = s["R"], s["S"]
-    if layer.op is OpType.DWCONV:
+    if layer.operator.form == "depthwise":
         return [_s(1, 1, "C"), _t(r, layer.stride_y, "Y"), _t(sz, layer.stride_x, "X"),
                 _c(r * sz), _s(1, 1, "R"), _c(sz), _s(1, 1, "S")]
     return [_s(1, 1, "K"), _t(t, t, "C"), _t(r, layer.stride_y, "Y"), _t(sz, layer.stride_x, "X"),
@@ -162,9 +172,9 @@ STYLES: dict[str, StyleFn] = {
 def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     """Upper bound of the style's free tile parameter."""
     s = layer.sizes
-    if layer.op is OpType.RESADD:
+    if layer.operator.form == "elementwise":
         return s["C"]
-    if layer.op is OpType.GEMM:
+    if layer.operator.form == "matmul":
         return {"nvdla_like": max(1, s["K"] // min(pow2_at_most(min(64, hw.num_pes)), s["K"])),
                 "eyeriss_like": max(1, s["K"] // min(12, hw.num_pes, s["K"])),
                 "shidiannao_like": s["K"], "tpu_like": s["M"],
@@ -172,28 +182,27 @@ def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     if style == "nvdla_like":
         return s["C"]
     if style == "eyeriss_like":
-        return min(s["C"], s.get("K", 1)) if layer.op is not OpType.DWCONV else s["C"]
+        return min(s["C"], s.get("K", 1)) if layer.operator.form != "depthwise" else s["C"]
     if style == "shidiannao_like":
         return s["C"]
     if style == "tpu_like":
-        return min(s["C"], hw.num_pes) if layer.op is OpType.DWCONV else layer.out_x
+        return min(s["C"], hw.num_pes) if layer.operator.form == "depthwise" else layer.out_x
     return max(1, min(s["C"], hw.num_pes // (s["R"] * s["S"])))
 
 
 def _build(style: str, layer: Layer, hw: HardwareSpec, t: int, u: int) -> list[Directive]:
-    """The style's directives; batches (N) one image at a time, outermost."""
-    if layer.op is OpType.RESADD:
-        return _eltwise(layer, hw, t)
-    body = STYLES[style](layer, hw, t, u)
-    return body if layer.op is OpType.GEMM else [_t(1, 1, "N")] + body
+    """The style's directives after the operator's batch dimensions, one index at a time,
+    outermost."""
+    template = _eltwise if layer.operator.form == "elementwise" else STYLES[style]
+    return [_t(1, 1, dim) for dim in layer.operator.batch_dims] + template(layer, hw, t, u)
 
 
 def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list:
     """Values of the style's second tile parameter, largest first (0: not used)."""
-    if style == "eyeriss_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+    if style == "eyeriss_like" and _has_filter(layer):
         most = min(layer.out_y, max(1, hw.num_pes // layer.sizes["R"]))
         return [(cols, rows) for rows in _candidates(most) for cols in _candidates(layer.out_x)]
-    if style == "nvdla_like" and layer.op in (OpType.CONV2D, OpType.PWCONV, OpType.FC):
+    if style == "nvdla_like" and layer.operator.form == "conv":
         # NVDLA's cluster size is design-time flexible between 16 and 64 (FLASH Table 2);
         # smaller ones only when nothing else fits
         return _candidates(min(64, hw.num_pes, layer.sizes["C"]))
@@ -202,7 +211,7 @@ def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list:
 
 def _filter_pieces(layer: Layer) -> list[tuple[int, int]]:
     """(filter rows, filter cols) held at once, whole filter first, then rows, then columns."""
-    if layer.op in (OpType.GEMM, OpType.RESADD):
+    if not _has_filter(layer):
         return [(0, 0)]
     r, s = layer.sizes["R"], layer.sizes["S"]
     return [(r, s)] + [(rt, s) for rt in _candidates(r) if rt < r] + [(1, st) for st in _candidates(s) if st < s]
@@ -235,7 +244,7 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
     """The mapping of ``layer`` in ``style`` with the largest tiles that fit ``hw``."""
     if style not in STYLES:
         raise InputError(f"unknown dataflow style {style!r}; expected one of {', '.join(STYLES)}")
-    if style == "maeri_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+    if style == "maeri_like" and _has_filter(layer):
         need = layer.sizes["R"] * layer.sizes["S"]
         if need > hw.num_pes:
             raise InputError(
@@ -243,7 +252,7 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
                 f"multipliers but the array has {hw.num_pes} PEs")
     failures = []
     candidates = _candidates(_tile_limit(style, layer, hw))
-    if style == "maeri_like" and layer.op not in (OpType.GEMM, OpType.RESADD):
+    if style == "maeri_like" and _has_filter(layer):
         # virtual neurons of t x R x S multipliers: fill the array first, then prefer larger ones
         vn = layer.sizes["R"] * layer.sizes["S"]
         candidates.sort(key=lambda t: (-(hw.num_pes // (t * vn)) * t * vn, -t))
@@ -259,6 +268,6 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
                                       hw.l1.double_buffered, hw.l2.double_buffered)
                 if not problems:
                     return dataflow
-                failures = problems
+                failures = [p.message for p in problems]
     raise InputError(
         f"layer {layer.name!r}: no {style} mapping fits {hw.name}: " + "; ".join(failures))

@@ -24,6 +24,7 @@ from typing import Callable
 from accelsim.hw.spec import HardwareSpec
 from accelsim.sim.profile import OPERANDS, TileDemand
 from accelsim.trace.events import CounterSample, TraceEvent
+from accelsim.workload.operators import TENSOR_ROLES
 from accelsim.workload.ops import LoopNest
 
 TENSOR_ALIGN_BYTES = 4096
@@ -33,7 +34,7 @@ Box = tuple[list[int], list[int]]  # inclusive lo, hi per tensor axis
 def base_addresses(nest: LoopNest, word_size_bytes: int) -> dict[str, int]:
     """Byte address of each tensor's first element (see module docstring)."""
     bases, at = {}, 0
-    for role in ("input", "weight", "output"):
+    for role in TENSOR_ROLES:
         bases[role] = at
         end = at + prod(nest.extents(role)) * word_size_bytes
         at = -(-end // TENSOR_ALIGN_BYTES) * TENSOR_ALIGN_BYTES
@@ -130,7 +131,7 @@ class DramRequestWriter:
         td = tiles[tile]
         if td.read_words["output"]:
             out.append(("output", td.boxes["output"]))
-        for role in ("input", "weight", "output"):
+        for role in TENSOR_ROLES:
             got = sum(box_words(b) for r, b in out if r == role)
             if got != td.read_words[role]:
                 raise AssertionError(f"L2 tile {tile}: {role} boxes hold {got} words, the profile reads {td.read_words[role]}")

@@ -355,13 +355,12 @@ GAMMA_TABLE_4_5 = (  # (bundled network, paper's model name, platform, PEs (thes
 def gamma_below_compute_bound() -> PaperCheck:
     """GAMMA's end-to-end latencies (thesis Table 4.5, GAMMA column) against MACs / PEs of our
     tables of the same networks (convolutions and FC layers; residual adds left out)."""
-    from accelsim.workload.ops import OpType
     from accelsim.workload.tables import load_network
 
     rows = [("network", "platform (PEs)", "GAMMA latency (cycles, as printed)", "our compute bound: MACs / PEs",
              "latency / bound", "flag")]
     for net_name, paper_name, platform, pes, latency in GAMMA_TABLE_4_5:
-        macs = sum(l.macs for l in load_network(net_name).layers if l.op is not OpType.RESADD)
+        macs = sum(l.macs for l in load_network(net_name).layers if l.operator.combine == "multiply_accumulate")
         bound = -(-macs // pes)
         ratio = float(latency) / bound
         rows.append((paper_name, f"{platform} ({pes:,})", latency, f"{bound:,} ({macs:,} MACs)", f"{ratio:.2f}",

@@ -10,7 +10,7 @@ A table is a YAML file::
       - {name: fc, type: FC, N: 1, K: 1000, C: 2048}
 
 Each layer has a ``name`` (unique in the file), a ``type`` (an :class:`OpType` value), the
-sizes its operator takes (see :mod:`accelsim.workload.ops`; Y and X are *input* extents
+sizes its operator takes (see the catalog, :mod:`accelsim.workload.operators`; Y and X are *input* extents
 including padding) and optionally ``stride`` (both axes) or ``stride_y`` / ``stride_x``.
 ``source`` and ``notes`` are free text and optional; ``name`` defaults to the file's stem.
 
@@ -28,12 +28,13 @@ from typing import Any
 import yaml
 
 from accelsim.errors import InputError
-from accelsim.workload.ops import _USER_DIMS, Layer, Network, OpType
+from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
+from accelsim.workload.ops import Layer, Network
 
 _TOP_KEYS = ("name", "source", "notes", "layers")
 _STRIDE_KEYS = ("stride", "stride_y", "stride_x")
 _LAYER_KEYS = ("name", "type") + _STRIDE_KEYS
-_ALL_DIMS = tuple(dict.fromkeys(d for dims in _USER_DIMS.values() for d in dims))
+_ALL_DIMS = tuple(dict.fromkeys(d for spec in OPERATORS.values() for d in spec.dims))
 _SUFFIXES = (".yaml", ".yml")
 
 
@@ -121,10 +122,11 @@ def network_yaml(network: Network, source: str | None = None, notes: str | None 
     lines.append("layers:")
     for layer in network.layers:
         fields = [f"name: {_scalar(layer.name)}", f"type: {layer.op.value}"]
-        for dim, default in _USER_DIMS[layer.op].items():
+        spec = operator(layer.op)
+        for dim, default in spec.dims.items():
             if layer.sizes[dim] != default:
                 fields.append(f"{dim}: {layer.sizes[dim]}")
-        if layer.op is not OpType.GEMM:
+        if spec.windows:
             if layer.stride_y == layer.stride_x != 1:
                 fields.append(f"stride: {layer.stride_y}")
             elif layer.stride_y != layer.stride_x:
@@ -237,33 +239,27 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         raise fail(f"layer {i}: field 'name': expected a non-empty string, got {name!r}", "name")
     who = f"layer {i} ({name})"
     if "type" not in entry:
-        raise fail(f"{who}: missing field 'type'; expected one of {', '.join(o.value for o in OpType)}")
+        raise fail(f"{who}: missing field 'type'; expected one of {op_names()}")
     type_value = entry["type"]
-    try:
-        op = OpType(type_value) if isinstance(type_value, str) else None
-    except ValueError:
-        op = None
+    op = parse_op(type_value) if isinstance(type_value, str) else None
     if op is None:
-        raise fail(
-            f"{who}: field 'type': unknown operator {type_value!r}; expected one of "
-            + ", ".join(o.value for o in OpType),
-            "type",
-        )
+        raise fail(f"{who}: field 'type': unknown operator {type_value!r}; expected one of {op_names()}", "type")
 
-    dims = _USER_DIMS[op]
-    stride_keys = () if op is OpType.GEMM else _STRIDE_KEYS
+    spec = operator(op)
+    dims = spec.dims
+    stride_keys = _STRIDE_KEYS if spec.windows else ()
     for key in entry:
         if key in _LAYER_KEYS[:2] or key in stride_keys or key in dims:
             continue
         if key in _STRIDE_KEYS:
-            raise fail(f"{who}: field {key!r}: a GEMM layer has no stride", key)
+            raise fail(f"{who}: field {key!r}: a {op.value} layer has no stride", key)
         if key in _ALL_DIMS:
             raise fail(
                 f"{who}: field {key!r} does not exist for {op.value}; its sizes are {', '.join(dims)}", key
             )
         raise fail(
             f"{who}: unknown field {key!r}; expected name, type, "
-            + ("" if op is OpType.GEMM else "stride (or stride_y/stride_x), ")
+            + ("stride (or stride_y/stride_x), " if spec.windows else "")
             + f"and the {op.value} sizes {', '.join(dims)}",
             key,
         )
@@ -279,11 +275,10 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         if not _is_pos_int(value):
             raise fail(f"{who}: field {dim!r}: expected a positive integer, got {value!r}", dim)
         sizes[dim] = value
-    if op is OpType.PWCONV:
-        for dim in ("R", "S"):
-            if sizes.get(dim, 1) != 1:
-                raise fail(f"{who}: field {dim!r}: a PWCONV layer is 1x1, so {dim} must be 1 "
-                           f"(or omitted), got {sizes[dim]}; use CONV2D for larger filters", dim)
+    full = {**{dim: default for dim, default in dims.items() if default is not None}, **sizes}
+    for rule in spec.rules:  # rules about one field point at its line; Layer.build checks the rest
+        if rule.field is not None and not rule.holds(full):
+            raise fail(f"{who}: field {rule.field!r}: {rule.message(full)}", rule.field)
 
     if "stride" in entry and ("stride_y" in entry or "stride_x" in entry):
         key = "stride_y" if "stride_y" in entry else "stride_x"

@@ -1,0 +1,187 @@
+"""Score many candidate mappings of one layer in one call: a pandas DataFrame, one row each.
+
+    from accelsim.search import Evaluator
+    with Evaluator("eyeriss_like", layer, model="analytical", objective="latency") as ev:
+        frame = ev.evaluate(candidates)          # directive lists, Dataflow texts or Genomes
+
+Each row holds the candidate (``encoding``, ``candidate`` text, canonical ``key``), its legality
+(``status``: ``ok``, ``illegal`` or ``error``; ``reason``: a code such as ``l1_overflow``;
+``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
+``fitness`` (= -cost, -inf when not ``ok``), and the model's metrics (cycles, energy, EDP,
+utilization, accesses per tensor and level, stalls; see :mod:`accelsim.search.models`).
+``new`` is True the first time this evaluator returns a schedule: mappers count their budget in
+new rows.
+
+Candidates are checked in this process (compiling is cheap); each legal schedule not seen
+before is scored once, on the executor (local processes or Dask), whatever the batch or
+spelling it came in; later requests are answered from the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import pairwise
+from math import inf, isnan
+from typing import Any, Self
+
+import pandas as pd
+
+from accelsim.errors import InputError
+from accelsim.hw.loader import load_hardware
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import Directive
+from accelsim.model_options import check_mode
+from accelsim.search.candidates import Candidate, Encoded, encode, text_key
+from accelsim.search.executors import Executor, make_executor
+from accelsim.search.legality import Legality, check_candidate
+from accelsim.search.models import METRIC_COLUMNS, ModelTask, model_names
+from accelsim.workload.ops import Layer
+
+# objective -> the metric it minimizes
+OBJECTIVES = {"latency": "cycles", "energy": "energy_pj", "edp": "edp_pj_cycles"}
+STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "key", "status", "reason",
+                  "message", "cost", "fitness")
+COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
+_FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
+INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
+
+
+class Evaluator:
+    """Scores candidates of ``layer`` on ``hw`` (a spec or a preset name) with one ``model``
+    (``analytical``, ``sim``, or another registered model) in one fidelity ``mode``, costed by
+    ``objective`` (``latency``, ``energy`` or ``edp``). Work runs on ``executor``, or on one made
+    from ``workers`` local processes or a Dask ``scheduler`` (address or ``distributed.Client``);
+    an executor the evaluator made is closed by :meth:`close` (or leaving a ``with`` block)."""
+
+    def __init__(self, hw: HardwareSpec | str, layer: Layer, model: str = "analytical",
+                 mode: str = "realistic", objective: str = "latency", executor: Executor | None = None,
+                 workers: int = 1, scheduler: Any = None):
+        if objective not in OBJECTIVES:
+            raise InputError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+        if model not in model_names():
+            raise InputError(f"unknown model {model!r}; expected one of {', '.join(model_names())}")
+        self.hw = load_hardware(hw) if isinstance(hw, str) else hw
+        self.layer = layer
+        self.task = ModelTask(layer, self.hw, model, check_mode(mode))
+        self.objective = objective
+        self._owned = executor is None
+        self.executor = executor if executor is not None else make_executor(workers, scheduler)
+        self._checked: dict[str, Legality] = {}  # candidate text -> legality
+        self._results: dict[str, dict[str, Any]] = {}  # canonical key -> status and metrics
+        self._served: set[str] = set()  # keys already returned as new
+        self.model_runs = 0  # schedules scored by the model here (not from the cache or a preload)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned:
+            self.executor.close()
+
+    @property
+    def model(self) -> str:
+        return self.task.model
+
+    def evaluate(self, candidates: Iterable[Candidate], limit: int | None = None) -> pd.DataFrame:
+        """One row per candidate, in order (see the module docstring). With ``limit``, stop
+        before the candidate that would be the ``limit + 1``-th new schedule: the frame then
+        holds fewer rows than candidates."""
+        wanted: list[tuple[Encoded, str, bool]] = []
+        pending: dict[str, tuple[Directive, ...]] = {}
+        fresh: set[str] = set()
+        for candidate in candidates:
+            enc, legality = self._check(candidate)
+            key = legality.key
+            new = key not in self._served and key not in fresh
+            if new:
+                if limit is not None and len(fresh) >= limit:
+                    break
+                fresh.add(key)
+            if key not in self._results and key not in pending:
+                if legality.legal:
+                    pending[key] = enc.dataflow
+                else:
+                    self._results[key] = {"status": legality.status, "reason": legality.reason,
+                                          "message": legality.message, "wall_seconds": 0.0}
+            wanted.append((enc, key, new))
+        self._score(pending)
+        self._served |= fresh
+        return self._frame([self._row(enc, key, new) for enc, key, new in wanted])
+
+    def preload(self, frame: pd.DataFrame) -> None:
+        """Take rows of an earlier run of the same layer, model, mode (e.g. a resumed search's
+        ``candidates.parquet``) as already scored: they are not scored again, and still count as
+        new the first time they are asked for."""
+        for record in frame.to_dict("records"):
+            if (record["model"], record["mode"]) != (self.model, self.task.mode):
+                raise ValueError(f"cannot preload {record['model']}/{record['mode']} rows into a "
+                                 f"{self.model}/{self.task.mode} evaluator")
+            if record["key"] not in self._results:
+                self._results[record["key"]] = {k: _plain(record[k]) for k in
+                                                ("status", "reason", "message", *METRIC_COLUMNS, "wall_seconds")}
+
+    # ----------------------------------------------------------------------------------------
+    def _check(self, candidate: Candidate) -> tuple[Encoded, Legality]:
+        try:
+            enc = encode(candidate, self.layer)
+        except InputError as exc:
+            text = candidate if isinstance(candidate, str) else repr(candidate)
+            enc = Encoded("directives", text, ())
+            return enc, Legality("illegal", "syntax", exc.detail, text_key(text), None)
+        legality = self._checked.get(enc.text)
+        if legality is None:
+            legality = check_candidate(self.layer, self.hw, enc.dataflow)
+            # the compiled mapping is not kept: the memo must stay small over long searches
+            legality = Legality(legality.status, legality.reason, legality.message, legality.key, None)
+            self._checked[enc.text] = legality
+        return enc, legality
+
+    def _score(self, pending: dict[str, tuple[Directive, ...]]) -> None:
+        """Score the pending schedules on the executor, a few batches per worker."""
+        if not pending:
+            return
+        keys = list(pending)
+        parts = min(len(keys), self.executor.workers * 4 if self.executor.workers > 1 else 1)
+        bounds = [len(keys) * i // parts for i in range(parts + 1)]
+        batches = [keys[a:b] for a, b in pairwise(bounds)]
+        results = self.executor.map_batches(self.task, [[pending[k] for k in batch] for batch in batches])
+        for batch, out in zip(batches, results, strict=True):
+            for key, result in zip(batch, out, strict=True):
+                self._results[key] = result
+        self.model_runs += len(keys)
+
+    def _row(self, enc: Encoded, key: str, new: bool) -> dict[str, Any]:
+        result = self._results[key]
+        ok = result["status"] == "ok"
+        cost = result[OBJECTIVES[self.objective]] if ok else inf
+        row = {"layer": self.layer.name, "model": self.model, "mode": self.task.mode,
+               "objective": self.objective, "encoding": enc.kind, "candidate": enc.text, "key": key,
+               "status": result["status"], "reason": result.get("reason"), "message": result.get("message"),
+               "cost": float(cost), "fitness": -float(cost)}
+        for column in METRIC_COLUMNS:
+            row[column] = result.get(column) if ok else None
+        row["wall_seconds"] = result["wall_seconds"]
+        row["new"] = new
+        return row
+
+    @staticmethod
+    def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+        frame = pd.DataFrame(rows, columns=list(COLUMNS))
+        for column in INT_COLUMNS:
+            frame[column] = frame[column].astype("Int64")
+        for column in _FLOAT_METRICS:
+            frame[column] = frame[column].astype("float64")
+        frame["new"] = frame["new"].astype(bool)
+        return frame
+
+
+def _plain(value: Any) -> Any:
+    """A stored value back as a plain Python value (pandas' missing values as None)."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value

@@ -1,0 +1,110 @@
+"""Where candidates are scored: in this process, in local worker processes, or on a Dask cluster.
+
+Every executor runs the same pure function (:func:`accelsim.search.models.run_batch`) on the
+same batches and returns their results in order, so results do not depend on the executor.
+Local workers are spawned once per executor and ignore Ctrl-C (the parent handles it and
+terminates them); a Dask cluster is reached by its scheduler address or a
+``distributed.Client`` the caller already has (optional extra ``distributed``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from accelsim.errors import InputError
+from accelsim.mapping.ast import Directive
+from accelsim.search.models import ModelTask, run_batch
+
+Batch = Sequence[Sequence[Directive]]
+
+
+class Executor(Protocol):
+    """Scores batches of dataflows; ``workers``: how many run at once."""
+
+    workers: int
+
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
+        """``run_batch(task, batch)`` for every batch, results in order."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers (at once: work in flight is dropped)."""
+        ...
+
+
+class InProcess:
+    """Score in the calling process (no parallelism, no start-up cost)."""
+
+    workers = 1
+
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
+        return [run_batch(task, batch) for batch in batches]
+
+    def close(self) -> None:
+        pass
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class LocalProcesses:
+    """``workers`` spawned worker processes of this machine (spawned, not forked: the parent may
+    hold threads, e.g. a progress bar's)."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise InputError(f"--workers must be at least 1, got {workers}")
+        self.workers = workers
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
+        return self._pool.starmap(run_batch, [(task, batch) for batch in batches], chunksize=1)
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+class DaskExecutor:
+    """A Dask cluster: ``scheduler`` is a ``distributed.Client`` or a scheduler address such as
+    ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected."""
+
+    def __init__(self, scheduler: Any):
+        try:
+            import distributed
+        except ImportError:
+            raise InputError("a Dask scheduler needs the distributed package: "
+                             "pip install 'accelsim[distributed]'") from None
+        if isinstance(scheduler, distributed.Client):
+            self._client, self._owned = scheduler, False
+        else:
+            try:
+                self._client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            self._owned = True
+        self.workers = max(1, sum(self._client.nthreads().values()))
+
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
+        futures = self._client.map(run_batch, [task] * len(batches), list(batches), pure=False)
+        try:
+            return self._client.gather(futures)
+        except BaseException:
+            self._client.cancel(futures)
+            raise
+
+    def close(self) -> None:
+        if self._owned:
+            self._client.close()
+
+
+def make_executor(workers: int = 1, scheduler: Any = None) -> Executor:
+    """Dask when ``scheduler`` is given, else ``workers`` local processes (1: in this process)."""
+    if scheduler is not None:
+        return DaskExecutor(scheduler)
+    return InProcess() if workers == 1 else LocalProcesses(workers)
