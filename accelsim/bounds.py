@@ -23,7 +23,7 @@ from accelsim.workload.ops import Layer
 
 def compute_bound_cycles(macs: int, hw: HardwareSpec) -> int:
     """``ceil(MACs / (PEs * MACs per PE per cycle))``: the whole array busy every cycle."""
-    return ceil(macs / (hw.num_pes * hw.pe_array.macs_per_pe_per_cycle))
+    return -(-macs // (hw.num_pes * hw.pe_array.macs_per_pe_per_cycle))  # exact for any size
 
 
 def dram_bound_cycles(dram_bytes: int, hw: HardwareSpec) -> int:

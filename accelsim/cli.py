@@ -252,6 +252,10 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
 
 @main.command()
 @_job_inputs("Analyze")
+@click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
+              show_default=True,
+              help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
+                   "layout with --csv).")
 @click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
               help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
                    "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
@@ -260,21 +264,32 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
 @_csv_option
 @click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
 @click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-def analyze(hw_ref, mapping_path, network, style, layer, mode, overrides, json_out, csv_out, allow_overflow,
+def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides, json_out, csv_out, allow_overflow,
             force) -> None:
-    """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer)."""
+    """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
+    or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
 
     _check_job_args(mapping_path, network, style)
+    if model == "maestro" and mode != "maestro":
+        _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
     _check_output(json_out, force)
     _check_output(csv_out, force)
+    maestro_csv_text = None
     try:
         hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        with _warning_lines():
-            result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
+        if model == "maestro":
+            from accelsim.maestro import analyze_jobs as analyze_maestro, csv_text
+
+            result, analyses = analyze_maestro(name, jobs, hw)
+            maestro_csv_text = csv_text(analyses)
+        else:
+            with _warning_lines():
+                result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
     except InputError as exc:
         _fail(str(exc))
-    click.echo(f"{name} on {hw.name} (analytical model, {mode} mode)")
+    label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
+    click.echo(f"{name} on {hw.name} ({label})")
     click.echo(_format_table(result))
     for r in result.layers:
         for problem in bound_violations(r):
@@ -282,7 +297,10 @@ def analyze(hw_ref, mapping_path, network, style, layer, mode, overrides, json_o
     if json_out:
         write_json(result.layers, json_out)
         click.echo(f"wrote {json_out}")
-    if csv_out:
+    if csv_out and maestro_csv_text is not None:
+        Path(csv_out).write_text(maestro_csv_text, encoding="utf-8")
+        click.echo(f"wrote {csv_out}")
+    elif csv_out:
         _write_csv([r.to_row() for r in result.layers], csv_out)
 
 

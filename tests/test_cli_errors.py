@@ -242,9 +242,9 @@ def test_hw_unknown_field(tmp_path, good_m):
 
 
 def test_hw_yaml_syntax_error(tmp_path, good_m):
-    text = EYERISS_YAML.read_text(encoding="utf-8").replace("  banks: 1\n", "  banks: [1\n")
+    text = EYERISS_YAML.read_text(encoding="utf-8").replace("  double_buffered: true\n", "  double_buffered: [1\n", 1)
     hw = write(tmp_path, "broken.yaml", text)
-    line = text.splitlines().index("  banks: [1") + 1
+    line = text.splitlines().index("  double_buffered: [1") + 1
     result = run("--hw", str(hw), "--mapping", str(good_m))
     err = assert_user_error(result, str(hw), "invalid YAML")
     # the parser notices the unclosed '[' at the next key; the message names a line near it

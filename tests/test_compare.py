@@ -58,7 +58,7 @@ TINY_M = """Network tiny {
 """
 
 
-def _maestro_model(cm, hw, mode):
+def _maestro_model(cm, hw, mode, job=None):
     """A stand-in model: the simulator with MAESTRO's assumptions."""
     return simulate_layer(cm, hw, SimOptions(mode="maestro"))
 
@@ -278,7 +278,7 @@ def test_maestro_csv_bad_rows(tmp_path, rows, message):
 
 
 def test_maestro_csv_missing_file(tmp_path):
-    with pytest.raises(InputError, match="cannot read MAESTRO CSV"):
+    with pytest.raises(InputError, match="nope.csv: MAESTRO CSV not found"):
         read_maestro_csv(tmp_path / "nope.csv", 1)
 
 

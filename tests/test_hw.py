@@ -113,7 +113,7 @@ def test_preset_details():
 
     dmz = load_hardware("dmazerunner_16x16")
     assert dmz.pe_array.mac_pipeline_latency_cycles == 2
-    assert dmz.l2.banks == 64 and dmz.l2.size_bytes == 64 * 2048
+    assert dmz.l2.size_bytes == 64 * 2048
     assert dmz.distribution_noc.multicast and dmz.distribution_noc.latency_cycles == 1
     assert dmz.reduction_noc.kind != "none"
     assert dmz.dram.model == "dmazerunner"
@@ -246,7 +246,7 @@ def test_override_value_goes_through_validation():
         ("l2size", "expected key=value"),
         ("=5", "expected key=value"),
         ("l2..size_bytes=5", "expected key=value"),
-        ("l2.sise=3", "unknown key 'sise' in l2; valid keys: size_bytes, banks"),
+        ("l2.sise=3", "unknown key 'sise' in l2; valid keys: size_bytes, read_bandwidth"),
         ("bogus=3", "unknown key 'bogus' in the top level; valid keys: name, source"),
         ("l2.size_bytes.x=3", "'l2.size_bytes' is a value, not a section"),
         ("distribution_noc.multicast=[x", "value is not valid YAML"),
@@ -452,3 +452,19 @@ def test_errors_never_leak_exceptions_other_than_input_error(tmp_path):
         with pytest.raises(InputError) as info:
             load_hardware(path)
         assert str(path) in str(info.value), fname
+
+
+def test_l2_banks_not_modelled_says_so(tmp_path):
+    """l2.banks was validated but never read; it is gone, and a file that still has it is told why."""
+    data = yaml.safe_load((PACKAGE_PRESETS / "eyeriss_like.yaml").read_text(encoding="utf-8"))
+    data["l2"]["banks"] = 4
+    path = tmp_path / "hw.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(InputError, match=r"field l2.banks: banks are not modelled .*remove the field"):
+        load_hardware(str(path))
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+def test_infinite_or_nan_number_refused(value):
+    with pytest.raises(InputError, match=r"field dram.bandwidth_bytes_per_cycle: .*finite number"):
+        load_hardware("eyeriss_like", [f"dram.bandwidth_bytes_per_cycle={value}"])

@@ -141,7 +141,7 @@ def test_config_errors_name_file_line_and_key(tmp_path, change, needle):
 
 
 def test_config_missing_file(tmp_path):
-    with pytest.raises(InputError, match="nope.cfg: cannot read SCALE-Sim config"):
+    with pytest.raises(InputError, match="nope.cfg: SCALE-Sim config not found"):
         read_scalesim_config(tmp_path / "nope.cfg")
 
 

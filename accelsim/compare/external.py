@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from accelsim.compare.metrics import Metrics
-from accelsim.csv_input import read_csv_rows
+from accelsim.input_files import read_csv_rows
 from accelsim.errors import InputError
 
 MAESTRO_TENSOR = {"input": "input", "filter": "weight", "output": "output"}

@@ -10,12 +10,18 @@ from accelsim.mapping.jobs import Job, prepare
 from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
 from accelsim.compare.metrics import Metrics, exceptions, metrics_of
-from accelsim.compare.models import MODELS
+from accelsim.compare.models import MODELS, UNREPORTED
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.sim.engine import SimOptions, simulate_layer
 
 MAESTRO_CSV = "maestro-csv"
+
+
+def _reported(model: str, metrics: Metrics) -> Metrics:
+    """A model's metrics without those it does not compute (models.UNREPORTED)."""
+    return {key: value for key, value in metrics.items() if key not in UNREPORTED.get(model, ())}
+
 SCALESIM = "scalesim"
 
 
@@ -73,9 +79,9 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     if scalesim_report is not None:
         external[SCALESIM] = scalesim_metrics(scalesim_report, network_layers or names, names)
     result = Comparison(network, hw.name, mode, list(models) + list(external))
-    for cm, name in zip(compiled, names):
+    for job, cm, name in zip(jobs, compiled, names):
         sim = simulate_layer(cm, hw, SimOptions(mode=mode))  # type: ignore[arg-type]
-        sources = {model: metrics_of(MODELS[model](cm, hw, mode)) for model in models}
+        sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
         sources.update({label: table[name] for label, table in external.items()})
         ablation = None
         maestro_mode_cycles = {}
@@ -85,7 +91,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
             else:
                 ideal = simulate_layer(cm, hw, SimOptions(mode="maestro"))
                 ablation = ablate(cm, hw, sim.cycles, ideal.cycles)
-                maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro").cycles) for model in models}
+                maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro", job=job).cycles) for model in models}
         result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles))
         if progress is not None:
             progress(result.layers[-1])

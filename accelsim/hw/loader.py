@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from accelsim.errors import InputError
+from accelsim.input_files import load_yaml, read_text, shown, yaml_type_name
 from accelsim.hw.spec import HardwareSpec
 
 __all__ = [
@@ -79,8 +80,7 @@ def load_hardware(
     if is_maestro:
         data = parse_maestro_hw(text, source=source, name=_stem(ref))
     else:
-        data = _parse_yaml(text, source)
-        lines = _key_lines(text)
+        data, lines = _parse_yaml(text, source)
     set_paths = apply_overrides(data, overrides, source=source)
     try:
         return HardwareSpec.model_validate(data)
@@ -110,16 +110,9 @@ def _read_ref(ref: Union[str, os.PathLike]) -> tuple[str, str, bool]:
     if not ref_str.strip():
         raise InputError(_unknown_preset_message(ref_str))
     path = Path(ref_str)
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise InputError("not a UTF-8 text file", source=ref_str) from None
-        except OSError as exc:
-            raise InputError(f"cannot read file: {exc.strerror or exc}", source=ref_str) from None
-        return text, ref_str, _looks_like_maestro(path.suffix, text)
     if path.exists():
-        raise InputError("is a directory, not a hardware file", source=ref_str)
+        text = read_text(path, "hardware file")
+        return text, ref_str, _looks_like_maestro(path.suffix, text)
     if isinstance(ref, str) and ref in available_presets():
         text = (_preset_dir() / f"{ref}.yaml").read_text(encoding="utf-8")
         return text, f"{_PRESET_DIR}/{ref}.yaml", False
@@ -139,37 +132,10 @@ def _unknown_preset_message(ref: str) -> str:
     )
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key given twice in one mapping."""
-
-
-def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep=False):
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        line = key_node.start_mark.line + 1
-        try:
-            first = seen.get(key)
-        except TypeError:  # unhashable key; let the normal constructor complain
-            continue
-        if first is not None:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key '{key}' given twice (first on line {first})", key_node.start_mark
-            )
-        seen[key] = line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
-)
-
-
-def _parse_yaml(text: str, source: str) -> dict:
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source) from None
+def _parse_yaml(text: str, source: str) -> tuple[dict, dict[tuple[str, ...], int]]:
+    """The hardware mapping of a YAML file and the line of every key, by dotted path."""
+    doc = load_yaml(text, source)
+    data = doc.data
     if data is None:
         raise InputError(
             "the file is empty; expected a mapping of hardware fields "
@@ -179,58 +145,11 @@ def _parse_yaml(text: str, source: str) -> dict:
     if not isinstance(data, dict):
         raise InputError(
             f"expected a mapping of hardware fields ({', '.join(HardwareSpec.model_fields)}), "
-            f"got a {_yaml_type_name(data)}",
+            f"got a {yaml_type_name(data)}",
             source=source,
         )
-    return data
-
-
-def _yaml_error(exc: yaml.YAMLError, source: str) -> InputError:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    message = f"invalid YAML: {problem}"
-    if context:
-        context_mark = getattr(exc, "context_mark", None)
-        if context_mark is not None and (mark is None or context_mark.line != mark.line):
-            context += f" started on line {context_mark.line + 1}"
-        message += f" ({context})"
-    if mark is not None:
-        message += f" at column {mark.column + 1}"
-        return InputError(message, source=source, line=mark.line + 1)
-    return InputError(message, source=source)
-
-
-def _yaml_type_name(value: Any) -> str:
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return type(value).__name__
-
-
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Line number (1-based) of every mapping key in a YAML document, by dotted path."""
-    out: dict[tuple[str, ...], int] = {}
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return out
-
-    def walk(node, prefix: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    path = prefix + (str(key_node.value),)
-                    out.setdefault(path, key_node.start_mark.line + 1)
-                    walk(value_node, path)
-
-    walk(root, ())
-    return out
+    lines = {tuple(str(p) for p in path): line for path, line in doc.lines.items() if path}
+    return data, lines
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,7 +218,7 @@ def parse_maestro_hw(text: str, *, source: str = "<maestro>", name: str = "maest
     * ``pe_array``: ``count = num_pes`` as a 1 x num_pes array (MAESTRO has no 2-D shape),
       1 MAC per PE per cycle (``num_simd_lanes`` 1), MAC latency 1.
     * ``l1.size_bytes = l1_size_cstr`` (per PE), ``l2.size_bytes = l2_size_cstr``; 1-byte words;
-      both ideally double-buffered; one L2 bank.
+      both ideally double-buffered.
     * ``distribution_noc``: bus, multicast on (MAESTRO always multicasts),
       ``bandwidth = noc_bw_cstr`` words/cycle, latency ``NoC_NumHops`` (default 1) x 1 cycle
       per hop.
@@ -369,7 +288,6 @@ def parse_maestro_hw(text: str, *, source: str = "<maestro>", name: str = "maest
         "l1": {"size_bytes": int(values["l1_size_cstr"]), "double_buffered": True},
         "l2": {
             "size_bytes": int(values["l2_size_cstr"]),
-            "banks": 1,
             "read_bandwidth_words_per_cycle": noc_bw,
             "write_bandwidth_words_per_cycle": noc_bw,
             "double_buffered": True,
@@ -443,7 +361,7 @@ def _model_at(loc: tuple) -> Optional[type[BaseModel]]:
 def apply_overrides(data: dict, overrides: Iterable[str], *, source: str = "") -> set[tuple[str, ...]]:
     """Apply ``key.path=value`` items to the mapping ``data`` in place, before validation.
 
-    The value is parsed with ``yaml.safe_load`` (``false`` -> bool, ``65536`` -> int, ``null``
+    The value is parsed as YAML (:func:`~accelsim.input_files.load_yaml`) (``false`` -> bool, ``65536`` -> int, ``null``
     -> None). Keys are checked against the HardwareSpec schema, so an optional field the file
     omits can still be set. Setting ``pe_array.rows``/``cols`` drops a ``count`` the overrides
     do not also set (the spec re-derives it); setting only ``pe_array.count`` drops ``rows`` and
@@ -454,20 +372,20 @@ def apply_overrides(data: dict, overrides: Iterable[str], *, source: str = "") -
     for item in overrides:
         if not isinstance(item, str) or "=" not in item:
             raise InputError(
-                f"--set {item!r}: expected key=value, e.g. l2.size_bytes=65536", source=src
+                f"--set {shown(item)}: expected key=value, e.g. l2.size_bytes=65536", source=src
             )
         key, _, raw = item.partition("=")
         key = key.strip()
         parts = tuple(p.strip() for p in key.split("."))
         if not key or any(not p for p in parts):
             raise InputError(
-                f"--set {item!r}: expected key=value with a dotted key, e.g. l2.size_bytes=65536",
+                f"--set {shown(item)}: expected key=value with a dotted key, e.g. l2.size_bytes=65536",
                 source=src,
             )
         try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or str(exc)
+            value = load_yaml(raw, "--set").data if raw.strip() else None
+        except InputError as exc:
+            problem = str(exc).removeprefix("--set:1: ").removeprefix("invalid YAML: ")
             raise InputError(f"--set {item}: value is not valid YAML: {problem}", source=src) from None
         model: type[BaseModel] = HardwareSpec
         node = data
@@ -537,6 +455,8 @@ def _format_validation_error(
         notes: list[str] = []
         if typ == "missing":
             msg = "required field missing"
+        elif typ == "extra_forbidden" and tuple(map(str, loc)) == ("l2", "banks"):
+            msg = "banks are not modelled (the L2 is one memory with a read and a write bandwidth); remove the field"
         elif typ == "extra_forbidden":
             parent = _model_at(loc[:-1])
             msg = "unknown field"
@@ -548,7 +468,7 @@ def _format_validation_error(
                 msg = msg[len("Value error, "):]
             value = e.get("input")
             if "got " not in msg and (value is None or isinstance(value, (bool, int, float, str))):
-                notes.append(f"got {value!r}")
+                notes.append(f"got {shown(value)}")
         str_loc = tuple(str(p) for p in loc)
         if any(str_loc[: len(p)] == p for p in set_paths):
             notes.append("from --set")

@@ -23,7 +23,7 @@ PositiveFloat = float  # validated through Field(gt=0)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -71,10 +71,10 @@ class L1Spec(_Strict):
 
 
 class L2Spec(_Strict):
-    """Shared scratchpad feeding the distribution network."""
+    """Shared scratchpad feeding the distribution network: one memory with a read and a write
+    bandwidth (banks and their conflicts are not modelled)."""
 
     size_bytes: PositiveInt
-    banks: PositiveInt = 1
     read_bandwidth_words_per_cycle: float = Field(gt=0)
     write_bandwidth_words_per_cycle: float = Field(gt=0)
     double_buffered: bool = True

@@ -12,6 +12,7 @@ from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
 from accelsim.workload.ops import Layer
@@ -28,11 +29,14 @@ class Job:
     layer: Layer
     dataflow: tuple[Directive, ...]
     source: str
+    origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
 
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
     """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);
-    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``)."""
+    ``check_legality=False`` skips the coverage checks (see ``compile_mapping``). A layer too
+    large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
+    check_exact(job.layer, hw)
     cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
                           hw.l1.double_buffered, hw.l2.double_buffered)
@@ -49,7 +53,7 @@ def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, 
     """(network name, jobs) of a MAESTRO ``.m`` file, optionally one layer only."""
     mf = load_maestro(path)
     layers = _select(mf, layer, str(path))
-    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path)) for ml in layers]
+    jobs = [Job(layer_from_maestro(ml, str(path)), ml.dataflow, str(path), ml) for ml in layers]
     return mf.network or Path(path).stem, jobs
 
 

@@ -61,7 +61,8 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from accelsim.errors import MappingError
+from accelsim.errors import InputError, MappingError
+from accelsim.input_files import read_text
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.workload.operators import OPERATORS, Operator, OpType
 from accelsim.workload.ops import Layer
@@ -821,20 +822,9 @@ def load_maestro(path: str | Path) -> MaestroFile:
     """Read and parse a ``.m`` file (UTF-8, optional BOM, any line endings)."""
     name = str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise MappingError("mapping file not found", source=name) from None
-    except IsADirectoryError:
-        raise MappingError("is a directory, not a mapping file", source=name) from None
-    except OSError as exc:
-        raise MappingError(f"cannot read mapping file: {exc.strerror or exc}", source=name) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise MappingError(
-            f"mapping file is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            source=name,
-        ) from None
+        text = read_text(path, "mapping file")
+    except InputError as exc:
+        raise MappingError(exc.detail, source=exc.source, line=exc.line) from None
     return parse_maestro(text, name)
 
 

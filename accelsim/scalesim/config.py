@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accelsim.errors import InputError
+from accelsim.input_files import read_text
 
 DATAFLOWS = ("os", "ws", "is")
 BANDWIDTH_MODES = ("USER", "CALC")
@@ -146,10 +147,7 @@ class _Reader:
 def read_scalesim_config(path: str | Path) -> ScaleSimConfig:
     """Read a SCALE-Sim ``.cfg``; raise InputError naming the file, line and key on any problem."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read SCALE-Sim config: {exc.strerror or exc}", source=source) from None
+    text = read_text(path, "SCALE-Sim config")
     r = _Reader(text, source)
     arch = "architecture_presets"
     dataflow = r.raw(arch, "Dataflow").lower()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accelsim.csv_input import read_csv_rows
+from accelsim.input_files import read_csv_rows
 from accelsim.errors import InputError
 
 # SCALE-Sim header -> (our column name, type)

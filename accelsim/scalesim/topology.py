@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from math import ceil
 from pathlib import Path
 
-from accelsim.csv_input import read_csv_rows
+from accelsim.input_files import read_csv_rows
 from accelsim.errors import InputError
 
 CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",

@@ -20,7 +20,7 @@ Folds run back to back, never overlapped. Our mapping is one step per chunk of T
 large as fit the L2 tiles), and :class:`accelsim.sim.engine.SystolicFold` adds the fill/drain
 once per fold, so the engine's busy cycles are ``folds x (T + fill/drain)``.
 
-The hardware: the three SRAMs become one double-buffered L2 of their total size (3 banks); the
+The hardware: the three SRAMs become one double-buffered L2 of their total size; the
 array edges feed ``rows + cols`` words per cycle and drain ``cols`` per cycle; systolic skew is
 in the fold rule, so network latencies are 0; DRAM is one channel with the sum of SCALE-Sim's
 three channel bandwidths (1-byte words, no bursts, no latency). SCALE-Sim's PEs hold no
@@ -110,7 +110,7 @@ def hardware_spec(config: ScaleSimConfig, l1_size_bytes: int = UNBOUNDED_L1_BYTE
         "word_size_bytes": 1,
         "pe_array": {"rows": rows, "cols": cols, "macs_per_pe_per_cycle": 1, "mac_pipeline_latency_cycles": 1},
         "l1": {"size_bytes": l1_size_bytes, "double_buffered": True},
-        "l2": {"size_bytes": config.sram_bytes, "banks": 3, "double_buffered": True,
+        "l2": {"size_bytes": config.sram_bytes, "double_buffered": True,
                "read_bandwidth_words_per_cycle": rows + cols, "write_bandwidth_words_per_cycle": cols},
         "distribution_noc": {"kind": "systolic", "multicast": False,
                              "bandwidth_words_per_cycle": rows + cols, "latency_cycles": 0},

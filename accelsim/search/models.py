@@ -20,6 +20,7 @@ from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.compile import compile_mapping
+from accelsim.mapping.jobs import Job
 from accelsim.model_options import MODES
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.sim.engine import SimOptions, simulate_layer
@@ -95,7 +96,7 @@ def run_model(task: ModelTask, dataflow: Sequence[Directive]) -> dict[str, Any]:
         if task.model == SIMULATOR:
             result = simulate_layer(cm, task.hw, SimOptions(mode=task.mode))  # type: ignore[arg-type]
         else:
-            result = MODELS[task.model](cm, task.hw, task.mode)
+            result = MODELS[task.model](cm, task.hw, task.mode, job=Job(task.layer, tuple(dataflow), "candidate"))
     except MappingError as exc:
         return {"status": "illegal", "reason": exc.reason or "invalid", "message": exc.detail,
                 "wall_seconds": time.perf_counter() - start}

@@ -25,9 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from accelsim.errors import InputError
+from accelsim.input_files import load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
 from accelsim.workload.ops import Layer, Network
 
@@ -85,17 +84,7 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
                 + "; or give the path of a .yaml layer table"
             )
     path = Path(text_arg)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("network file not found", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read network file: {exc.strerror or exc}", source=str(path)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a UTF-8 text file ({exc.reason} at byte {exc.start})", source=str(path)) from None
-    return _parse(text, str(path), path.stem)
+    return _parse(read_text(path, "network file"), str(path), path.stem)
 
 
 def _load_onnx(path: str) -> Network:
@@ -142,42 +131,10 @@ def _scalar(text: str) -> str:
 
 
 # ----- parsing and validation ----------------------------------------------------------------
-def _line_map(text: str) -> tuple[int | None, list[int], list[dict[str, int]]]:
-    """Lines (1-based) of the ``layers`` key, of each layer entry and of each key in it."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None, [], []
-    if not isinstance(root, yaml.MappingNode):
-        return None, [], []
-    for key, value in root.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == "layers":
-            if not isinstance(value, yaml.SequenceNode):
-                return key.start_mark.line + 1, [], []
-            starts, keys = [], []
-            for item in value.value:
-                starts.append(item.start_mark.line + 1)
-                fields: dict[str, int] = {}
-                if isinstance(item, yaml.MappingNode):
-                    for k, _ in item.value:
-                        if isinstance(k, yaml.ScalarNode):
-                            fields.setdefault(k.value, k.start_mark.line + 1)
-                keys.append(fields)
-            return key.start_mark.line + 1, starts, keys
-    return None, [], []
-
-
 def _parse(text: str, label: str, default_name: str) -> Network:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        context = getattr(exc, "context", None)
-        message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
-        raise InputError(message, source=label, line=mark.line + 1 if mark is not None else None) from None
-
-    layers_line, layer_lines, key_lines = _line_map(text)
+    doc = load_yaml(text, label)
+    data = doc.data
+    layers_line = doc.lines.get(("layers",))
 
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type(data).__name__}"
@@ -187,35 +144,37 @@ def _parse(text: str, label: str, default_name: str) -> Network:
     unknown = [k for k in data if k not in _TOP_KEYS]
     if unknown:
         raise InputError(
-            f"unknown top-level key(s) {', '.join(map(repr, unknown))}; expected {', '.join(_TOP_KEYS)}",
+            f"unknown top-level key(s) {', '.join(shown(k) for k in unknown[:5])}; expected {', '.join(_TOP_KEYS)}",
             source=label,
         )
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name:
-        raise InputError(f"field 'name': expected a non-empty string, got {name!r}", source=label)
+        raise InputError(f"field 'name': expected a non-empty string, got {shown(name)}", source=label)
     for key in ("source", "notes"):
         if key in data and data[key] is not None and not isinstance(data[key], str):
-            raise InputError(f"field {key!r}: expected a string, got {data[key]!r}", source=label)
+            raise InputError(f"field {shown(key)}: expected a string, got {shown(data[key])}", source=label)
     if "layers" not in data:
         raise InputError("missing field 'layers' (a list of layers)", source=label)
     entries = data["layers"]
     if not isinstance(entries, list) or not entries:
         raise InputError(
-            f"field 'layers': expected a non-empty list of layers, got {entries!r}", source=label, line=layers_line
+            f"field 'layers': expected a non-empty list of layers, got {shown(entries)}", source=label, line=layers_line
         )
 
     layers: list[Layer] = []
     first_index: dict[str, int] = {}
+    key_lines: dict[int, dict[str, int]] = {}  # layer index -> line of each of its keys
+    for path, n in doc.lines.items():
+        if len(path) == 3 and path[0] == "layers" and isinstance(path[1], int):
+            key_lines.setdefault(path[1], {})[str(path[2])] = n
     for i, entry in enumerate(entries):
-        line = layer_lines[i] if i < len(layer_lines) else None
-        fields = key_lines[i] if i < len(key_lines) else {}
-        layer = _parse_layer(entry, i, label, line, fields)
+        layer = _parse_layer(entry, i, label, doc.lines.get(("layers", i)), key_lines.get(i, {}))
         if layer.name in first_index:
             raise InputError(
                 f"layer {i} ({layer.name}): duplicate layer name; layer {first_index[layer.name]} "
                 "already has it (names must be unique)",
                 source=label,
-                line=fields.get("name", line),
+                line=doc.line(("layers", i, "name")),
             )
         first_index[layer.name] = i
         layers.append(layer)
@@ -231,19 +190,19 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         return InputError(message, source=label, line=fields.get(key, line) if key else line)
 
     if not isinstance(entry, dict):
-        raise fail(f"layer {i}: expected a mapping with at least 'name' and 'type', got {entry!r}")
+        raise fail(f"layer {i}: expected a mapping with at least 'name' and 'type', got {shown(entry)}")
     if "name" not in entry:
         raise fail(f"layer {i}: missing field 'name'")
     name = entry["name"]
     if not isinstance(name, str) or not name.strip():
-        raise fail(f"layer {i}: field 'name': expected a non-empty string, got {name!r}", "name")
+        raise fail(f"layer {i}: field 'name': expected a non-empty string, got {shown(name)}", "name")
     who = f"layer {i} ({name})"
     if "type" not in entry:
         raise fail(f"{who}: missing field 'type'; expected one of {op_names()}")
     type_value = entry["type"]
     op = parse_op(type_value) if isinstance(type_value, str) else None
     if op is None:
-        raise fail(f"{who}: field 'type': unknown operator {type_value!r}; expected one of {op_names()}", "type")
+        raise fail(f"{who}: field 'type': unknown operator {shown(type_value)}; expected one of {op_names()}", "type")
 
     spec = operator(op)
     dims = spec.dims
@@ -252,13 +211,13 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         if key in _LAYER_KEYS[:2] or key in stride_keys or key in dims:
             continue
         if key in _STRIDE_KEYS:
-            raise fail(f"{who}: field {key!r}: a {op.value} layer has no stride", key)
+            raise fail(f"{who}: field {shown(key)}: a {op.value} layer has no stride", key)
         if key in _ALL_DIMS:
             raise fail(
-                f"{who}: field {key!r} does not exist for {op.value}; its sizes are {', '.join(dims)}", key
+                f"{who}: field {shown(key)} does not exist for {op.value}; its sizes are {', '.join(dims)}", key
             )
         raise fail(
-            f"{who}: unknown field {key!r}; expected name, type, "
+            f"{who}: unknown field {shown(key)}; expected name, type, "
             + ("stride (or stride_y/stride_x), " if spec.windows else "")
             + f"and the {op.value} sizes {', '.join(dims)}",
             key,
@@ -273,7 +232,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
             continue
         value = entry[dim]
         if not _is_pos_int(value):
-            raise fail(f"{who}: field {dim!r}: expected a positive integer, got {value!r}", dim)
+            raise fail(f"{who}: field {dim!r}: expected a positive integer, got {shown(value)}", dim)
         sizes[dim] = value
     full = {**{dim: default for dim, default in dims.items() if default is not None}, **sizes}
     for rule in spec.rules:  # rules about one field point at its line; Layer.build checks the rest
@@ -282,12 +241,12 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
 
     if "stride" in entry and ("stride_y" in entry or "stride_x" in entry):
         key = "stride_y" if "stride_y" in entry else "stride_x"
-        raise fail(f"{who}: field {key!r}: give either 'stride' (both axes) or 'stride_y'/'stride_x', not both", key)
+        raise fail(f"{who}: field {shown(key)}: give either 'stride' (both axes) or 'stride_y'/'stride_x', not both", key)
     strides = {}
     for key in _STRIDE_KEYS:
         if key in entry:
             if not _is_pos_int(entry[key]):
-                raise fail(f"{who}: field {key!r}: expected a positive integer, got {entry[key]!r}", key)
+                raise fail(f"{who}: field {shown(key)}: expected a positive integer, got {shown(entry[key])}", key)
             strides[key] = entry[key]
     stride_y = strides.get("stride_y", strides.get("stride", 1))
     stride_x = strides.get("stride_x", strides.get("stride", 1))
