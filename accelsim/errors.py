@@ -53,6 +53,8 @@ MAPPING_REASONS: dict[str, str] = {
     "l2_overflow": "one level-0 iteration's tiles do not fit L2",
     "no_reduction_network": "a reduction dimension is spread across PEs without a reduction network",
     "unknown_layer": "the mapping file has no layer of that name",
+    "no_directive_equivalent": "a loop-nest mapping that MAESTRO directives cannot express",
+    "no_loopnest_equivalent": "a MAESTRO mapping that a loop nest cannot express",
 }
 
 

@@ -113,6 +113,33 @@ def mlp(batch: int | str = 1) -> onnx.ModelProto:
     return g.model(g.node("Gemm", [h, g.weight("fc3.w", [64, 10])], "fc3"), "mlp")
 
 
+def attention_block(batch: int | str = 1, tokens: int = 16, width: int = 32, heads: int = 4) -> onnx.ModelProto:
+    """One self-attention block as exporters write it: Q, K, V projections (MatMul with weight
+    initializers), split into heads (Reshape, Transpose), scores Q.K^T and context A.V
+    (batched MatMuls of two activations), softmax, merge heads, output projection, residual Add."""
+    g = GraphBuilder()
+    x = g.input("tokens", [batch, tokens, width])
+    d = width // heads
+    g.initializers.append(numpy_helper.from_array(np.array([0, tokens, heads, d], dtype=np.int64), "split_shape"))
+    g.initializers.append(numpy_helper.from_array(np.array([0, tokens, width], dtype=np.int64), "merge_shape"))
+
+    def project(name: str, src: str) -> str:
+        return g.node("MatMul", [src, g.weight(f"{name}.w", [width, width])], name)
+
+    def split(src: str, perm: list[int], name: str) -> str:
+        return g.node("Transpose", [g.node("Reshape", [src, "split_shape"], f"{name}_reshape")], f"{name}_heads",
+                      perm=perm)
+
+    q = split(project("q_proj", x), [0, 2, 1, 3], "q")
+    k = split(project("k_proj", x), [0, 2, 3, 1], "k")  # K^T: [batch, heads, d, tokens]
+    v = split(project("v_proj", x), [0, 2, 1, 3], "v")
+    scores = g.node("Softmax", [g.node("MatMul", [q, k], "scores")], "softmax", axis=-1)
+    context = g.node("MatMul", [scores, v], "context")
+    merged = g.node("Reshape", [g.node("Transpose", [context], "merge_heads", perm=[0, 2, 1, 3]), "merge_shape"],
+                    "merge_reshape")
+    return g.model(g.node("Add", [project("out_proj", merged), x], "residual"), "attention")
+
+
 def resnet50_v1(batch: int | str = 1) -> onnx.ModelProto:
     """ResNet-50 as He et al. Table 1 with projection shortcuts on each stage's first block and
     the stride on the first 1x1 conv (v1, the bundled table's convention); weights external."""
@@ -168,9 +195,11 @@ def onnx_macs(model: onnx.ModelProto) -> dict[str, int]:
                 rows, inner = (a[1], a[0]) if attrs.get("transA") else (a[0], a[1])
                 cols = b[0] if attrs.get("transB") else b[1]
                 macs[name] = rows * inner * cols
+            elif len(b) == 2:  # B shared by every row of A
+                macs[name] = prod(a[:-1]) * a[-1] * b[-1]
             else:
                 batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
-                macs[name] = prod(batch) * a[-2] * a[-1] * b[-1] if len(b) > 2 else prod(a[:-1]) * a[-1] * b[-1]
+                macs[name] = prod(batch) * a[-2] * a[-1] * b[-1]
         elif node.op_type == "Add" and not constants & set(node.input):
             macs[name] = prod(shapes[node.input[0]])
     return macs

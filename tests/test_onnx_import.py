@@ -27,7 +27,7 @@ from accelsim.workload.onnx_import import import_onnx  # noqa: E402
 from accelsim.workload.tables import network_yaml  # noqa: E402
 
 BUILDERS = {"resnet_block": models.resnet_block, "depthwise_separable": models.depthwise_separable,
-            "mlp": models.mlp}
+            "mlp": models.mlp, "attention_block": models.attention_block}
 
 
 def _save(tmp_path: Path, model, name: str = "model") -> Path:
@@ -121,6 +121,26 @@ def _single(op: str, shapes: list[list[int]], constant: list[bool], **attrs):
     return g.model(g.node(op, names, "the_node", **attrs))
 
 
+def test_attention_block(tmp_path):
+    """16 tokens of width 32, 4 heads of 8: the projections are FCs over 16 rows (16 x 32 x 32 =
+    16,384 MACs each), the scores Q.K^T a BMM of B = 1 x 4 heads, M = N = 16 tokens, K = 8
+    (4 x 16 x 16 x 8 = 8,192 MACs), the context A.V a BMM with M = 16, N = 8, K = 16 (8,192), the
+    residual a RESADD over 1 x 16 x 32 (rank 3: batch, tokens, features)."""
+    net = import_onnx(_save(tmp_path, models.attention_block())).network
+    got = {l.name: (l.op.value, {d: v for d, v in l.sizes.items()}, l.macs) for l in net.layers}
+    assert got["q_proj"] == ("FC", {"N": 16, "K": 32, "C": 32, "R": 1, "S": 1, "Y": 1, "X": 1}, 16_384)
+    assert got["scores"] == ("BMM", {"B": 4, "M": 16, "N": 16, "K": 8}, 8_192)
+    assert got["context"] == ("BMM", {"B": 4, "M": 16, "N": 8, "K": 16}, 8_192)
+    assert got["residual"][0] == "RESADD" and got["residual"][2] == 512
+    assert [l.name for l in net.layers] == ["q_proj", "k_proj", "v_proj", "scores", "context", "out_proj", "residual"]
+
+
+def test_attention_batch_multiplies_heads(tmp_path):
+    """At batch 3 the BMMs hold 3 x 4 = 12 independent products."""
+    net = import_onnx(_save(tmp_path, models.attention_block("batch")), batch=3).network
+    assert net.layer("scores").sizes["B"] == 12 and net.layer("q_proj").sizes["N"] == 48
+
+
 def test_matmul_of_two_activations_is_gemm(tmp_path):
     """A[6][5] x B[5][7]: GEMM M=6, N=7, K=5, 210 MACs."""
     imported = import_onnx(_save(tmp_path, _single("MatMul", [[6, 5], [5, 7]], [False, False])))
@@ -140,7 +160,7 @@ def test_matmul_with_constant_weight_flattens_leading_dims(tmp_path):
     ("Conv", [[1, 4, 9, 9], [4, 4, 3, 3]], [False, True], {"dilations": [2, 2]}, "Conv with dilation 2x2"),
     ("Conv", [[1, 4, 9, 9], [8, 2, 3, 3]], [False, True], {"group": 2}, "grouped Conv"),
     ("Conv", [[1, 4, 9], [4, 4, 3]], [False, True], {}, "Conv of rank 3"),
-    ("MatMul", [[2, 3, 4], [2, 4, 5]], [False, False], {}, "batched MatMul"),
+    ("MatMul", [[2, 3, 4], [1, 4, 5]], [False, False], {}, "MatMul with broadcast batch dimensions"),
     ("Add", [[1, 4, 3, 3], [1, 4, 1, 1]], [False, False], {}, "Add with broadcasting"),
     ("Add", [[5], [5]], [False, False], {}, "Add of rank-1 tensors"),
 ])

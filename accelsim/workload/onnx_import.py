@@ -7,10 +7,13 @@ Shapes come from ONNX shape inference after the batch size is fixed; weights are
   has its own single filter (``group`` = C = K). ``Y``/``X`` are the input sizes plus the top and
   bottom (left and right) padding, so ``floor((Y - R) / stride) + 1`` is ONNX's output size. The
   bias is not a MAC and is left out. Other grouped convolutions and dilation are not modelled.
-- ``Gemm`` and ``MatMul`` whose second operand is a constant (an initializer or a ``Constant``
-  node): ``FC`` with ``N`` = the rows of the first operand (all its leading dimensions), ``K`` =
-  output features, ``C`` = input features. Of two activations: ``GEMM`` with ``M``, ``N``, ``K``
-  (``C[M][N] += A[M][K] B[K][N]``); with batch dimensions it needs a batched-matmul operator.
+- ``Gemm`` and ``MatMul`` whose second operand is a constant matrix (an initializer or a
+  ``Constant`` node): ``FC`` with ``N`` = the rows of the first operand (all its leading
+  dimensions), ``K`` = output features, ``C`` = input features. With a second operand computed
+  by the graph: ``GEMM`` with ``M``, ``N``, ``K`` (``C[M][N] += A[M][K] B[K][N]``); when both
+  operands carry the same batch dimensions (attention's Q.K^T and A.V): ``BMM`` with ``B`` = their
+  product. Batch dimensions that broadcast (one operand shared by several products) are not
+  modelled.
 - ``Add`` of two activations of the same shape: ``RESADD`` (a residual add). Rank 4 is read as
   N, C, H, W; rank 3 as N, rows, channels (a transformer's batch, tokens, features); rank 2 as
   N, C.
@@ -276,45 +279,50 @@ class _Importer:
             return "Gemm with operands that are not matrices"
         m, k = (a[1], a[0]) if attrs.get("transA", 0) else a
         k_b, n = (b[1], b[0]) if attrs.get("transB", 0) else b
-        return self._matrix_product(node, name, m, n, k, k_b, 1, node.input[1] in self.constants, (m, n))
+        layer = self._matrix_product(node, name, 1, m, n, k, k_b, node.input[1] in self.constants)
+        self._check_output(node, layer, (m, n))
+        return layer
 
     def _matmul(self, node: Any, name: str) -> Layer | str:
+        """numpy's matmul: a 1-D operand is a row (A) or column (B) vector; a 2-D B is shared by
+        every row of A, so A's leading dimensions are rows; batch dimensions of both operands
+        pair up one to one (a BMM)."""
         a = self._shape(node, node.input[0], "operand A")
         b = self._shape(node, node.input[1], "operand B")
         if not a or not b:
             return "MatMul of scalars"
         a2 = (1,) + a if len(a) == 1 else a
         b2 = b + (1,) if len(b) == 1 else b
-        m, k = a2[-2], a2[-1]
-        k_b, n = b2[-2], b2[-1]
-        constant_b = node.input[1] in self.constants
+        k, k_b, n = a2[-1], b2[-2], b2[-1]
+        if len(b2) == 2:
+            layer = self._matrix_product(node, name, 1, prod(a2[:-1]), n, k, k_b, node.input[1] in self.constants)
+            expected = (prod(a2[:-1]), n)
+        else:
+            depth = max(len(a2), len(b2)) - 2
+            batch_a = (1,) * (depth - len(a2) + 2) + a2[:-2]
+            batch_b = (1,) * (depth - len(b2) + 2) + b2[:-2]
+            if batch_a != batch_b:
+                return "MatMul with broadcast batch dimensions (not modelled)"
+            layer = self._matrix_product(node, name, prod(batch_a), a2[-2], n, k, k_b, False)
+            expected = (prod(batch_a), a2[-2], n)
         out = self.shapes.get(node.output[0])
-        if constant_b and len(b2) == 2:
-            rows = prod(a2[:-1])  # every leading dimension of A is a row of the product
-            return self._matrix_product(node, name, rows, n, k, k_b, 1, True, None)
-        batch = _broadcast(a2[:-2], b2[:-2])
-        if batch is None:
-            return "MatMul with batch dimensions that do not broadcast"
-        layer = self._matrix_product(node, name, m, n, k, k_b, prod(batch), constant_b, None)
-        if isinstance(layer, Layer) and out is not None and prod(out) != prod(batch) * m * n:
+        if out is not None and prod(out) != prod(expected):
             raise InputError(f"node {name!r} (MatMul): ONNX infers output shape {list(out)}, not "
-                             f"{list(batch) + [m, n]}", source=self.label)
+                             f"{list(expected)} elements' worth", source=self.label)
         return layer
 
-    def _matrix_product(self, node: Any, name: str, m: int, n: int, k: int, k_b: int, batch: int,
-                        constant_b: bool, expected: tuple[int, ...] | None) -> Layer | str:
+    def _matrix_product(self, node: Any, name: str, batch: int, m: int, n: int, k: int, k_b: int,
+                        constant_b: bool) -> Layer:
+        """``batch`` products ``C[m][n] += A[m][k] B[k][n]``: FC when B is a constant (weights),
+        GEMM of two activations, BMM when there are several independent products."""
         if k != k_b:
             raise InputError(f"node {name!r} ({node.op_type}): inner dimensions differ ({k} and {k_b})",
                              source=self.label)
         if batch > 1:
-            return f"batched {node.op_type} (batch dimensions need a batched matmul operator, not in this version)"
+            return self._build(node, name, OpType.BMM, {"B": batch, "M": m, "N": n, "K": k})
         if constant_b:
-            layer = self._build(node, name, OpType.FC, {"N": m, "K": n, "C": k})
-        else:
-            layer = self._build(node, name, OpType.GEMM, {"M": m, "N": n, "K": k})
-        if expected is not None:
-            self._check_output(node, layer, expected)
-        return layer
+            return self._build(node, name, OpType.FC, {"N": m, "K": n, "C": k})
+        return self._build(node, name, OpType.GEMM, {"M": m, "N": n, "K": k})
 
     def _add(self, node: Any, name: str) -> Layer | str:
         if len(node.input) != 2:
@@ -349,15 +357,3 @@ def _static_shape(value: Any) -> tuple[int, ...] | None:
     if not all(d.HasField("dim_value") for d in dims):
         return None
     return tuple(int(d.dim_value) for d in dims)
-
-
-def _broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
-    """Numpy broadcasting of two batch shapes, or None when they do not broadcast."""
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and 1 not in (x, y):
-            return None
-        out.append(max(x, y))
-    return tuple(reversed(out))

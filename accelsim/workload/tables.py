@@ -25,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from accelsim.errors import InputError
 from accelsim.input_files import load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
@@ -104,13 +106,13 @@ def _load_onnx(path: str) -> Network:
 def network_yaml(network: Network, source: str | None = None, notes: str | None = None) -> str:
     """The table file of ``network`` (loadable with :func:`load_network`): one flow-style line per
     layer with its type, the sizes that differ from the operator's defaults, and its strides."""
-    lines = [f"name: {_scalar(network.name)}"]
+    lines = [f"name: {yaml_scalar(network.name)}"]
     for key, value in (("source", source), ("notes", notes)):
         if value:
-            lines.append(f"{key}: {_scalar(value)}")
+            lines.append(f"{key}: {yaml_scalar(value)}")
     lines.append("layers:")
     for layer in network.layers:
-        fields = [f"name: {_scalar(layer.name)}", f"type: {layer.op.value}"]
+        fields = [f"name: {yaml_scalar(layer.name)}", f"type: {layer.op.value}"]
         spec = operator(layer.op)
         for dim, default in spec.dims.items():
             if layer.sizes[dim] != default:
@@ -124,7 +126,7 @@ def network_yaml(network: Network, source: str | None = None, notes: str | None 
     return "\n".join(lines) + "\n"
 
 
-def _scalar(text: str) -> str:
+def yaml_scalar(text: str) -> str:
     """``text`` as a YAML scalar, quoted where a plain one would change it (also inside a flow
     mapping, where commas and braces are syntax)."""
     return yaml.safe_dump({"k": text}, default_flow_style=True, width=1 << 30, allow_unicode=True).strip()[4:-1]
@@ -179,6 +181,13 @@ def _parse(text: str, label: str, default_name: str) -> Network:
         first_index[layer.name] = i
         layers.append(layer)
     return Network(name=name, layers=tuple(layers), source=label)
+
+
+def layer_from_entry(entry: Any, index: int, label: str, line: int | None = None,
+                     field_lines: dict[str, int] | None = None) -> Layer:
+    """One layer written as a table's ``layers`` entry (``{name, type, sizes..., stride}``),
+    checked the same way; other formats (loop-nest mapping files) describe their problem so."""
+    return _parse_layer(entry, index, label, line, field_lines or {})
 
 
 def _is_pos_int(value: Any) -> bool:
