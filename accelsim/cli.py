@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from accelsim import __version__
-from accelsim.api import (OverflowWarning, analyze_jobs, jobs_from_maestro, jobs_from_network, run_jobs,
+from accelsim.api import (OverflowWarning, analyze_jobs, jobs_from_mapping_file, jobs_from_network, run_jobs,
                           run_jobs_functional, to_maestro)
 from accelsim.compare import MODELS, compare_jobs, comparison_dict, comparison_rows, format_comparison
 from accelsim.errors import InputError, InputWarning
@@ -63,7 +63,7 @@ def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | 
     hw = load_hardware(hw_ref, list(overrides))
     with _warning_lines():
         if mapping_path is not None:
-            name, jobs = jobs_from_maestro(mapping_path, layer)
+            name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
         else:
             name, jobs = jobs_from_network(network, style, hw, layer)
     return hw, name, jobs
@@ -98,7 +98,8 @@ def _job_inputs(verb: str, hw_required: bool = True):
     options = (
         click.option("--hw", "hw_ref", required=hw_required,
                      help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
-        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
+                     help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
         click.option("--layer", help=f"{verb} only this layer."),
@@ -379,21 +380,28 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name or hardware file.")
-@click.option("--network", required=True, help="Bundled network name or network YAML file.")
-@click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
-@click.option("--layer", help="Only this layer.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
+@_job_inputs("Write")
+@_set_option
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-def mapping(hw_ref, network, style, layer, overrides, output, force) -> None:
-    """Write the MAESTRO mapping file a named style produces for a network."""
+def mapping(hw_ref, mapping_path, network, style, layer, overrides, form, output, force) -> None:
+    """Write the mapping a named style produces for a network, or convert a mapping file, as a
+    MAESTRO .m file or a loop-nest YAML file."""
+    from accelsim.mapping.compile import compile_mapping
+    from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
+
+    _check_job_args(mapping_path, network, style)
     _check_output(output, force)
     try:
-        hw = load_hardware(hw_ref, list(overrides))
-        with _warning_lines():
-            name, jobs = jobs_from_network(network, style, hw, layer)
-        text = write_maestro(to_maestro(name, jobs))
+        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+        if form == "maestro":
+            text = write_maestro(to_maestro(name, jobs))
+        else:
+            nests = [loopnest_of(compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source))
+                     for job in jobs]
+            text = write_loopnest(name, nests)
     except InputError as exc:
         _fail(str(exc))
     if output:

@@ -51,6 +51,8 @@ NEEDS = {
     "accelsim plot out/": "accelsim simulate --hw eyeriss_like --network marvel15 --style nvdla_like --layer "
                           "L13_CONV5_1_3 --trace out/",
     "accelsim simulate --hw eyeriss_like --network resnet_block.yaml": "accelsim import-onnx",
+    "accelsim simulate --hw eyeriss_like --mapping resnet18_rs.m": "accelsim mapping  --hw eyeriss_like --network resnet18",
+    "accelsim simulate --hw eyeriss_like --mapping l5.yaml": "accelsim mapping  --hw eyeriss_like --network marvel15",
 }
 
 

@@ -111,19 +111,22 @@ def network_yaml(network: Network, source: str | None = None, notes: str | None 
         if value:
             lines.append(f"{key}: {yaml_scalar(value)}")
     lines.append("layers:")
-    for layer in network.layers:
-        fields = [f"name: {yaml_scalar(layer.name)}", f"type: {layer.op.value}"]
-        spec = operator(layer.op)
-        for dim, default in spec.dims.items():
-            if layer.sizes[dim] != default:
-                fields.append(f"{dim}: {layer.sizes[dim]}")
-        if spec.windows:
-            if layer.stride_y == layer.stride_x != 1:
-                fields.append(f"stride: {layer.stride_y}")
-            elif layer.stride_y != layer.stride_x:
-                fields.append(f"stride_y: {layer.stride_y}, stride_x: {layer.stride_x}")
-        lines.append("  - {" + ", ".join(fields) + "}")
+    lines += ["  - {" + ", ".join(layer_fields(layer)) + "}" for layer in network.layers]
     return "\n".join(lines) + "\n"
+
+
+def layer_fields(layer: Layer) -> list[str]:
+    """A layer as the ``key: value`` fields of a table entry: name, type, the sizes that differ
+    from the operator's defaults, and its strides where they are not 1."""
+    spec = operator(layer.op)
+    fields = [f"name: {yaml_scalar(layer.name)}", f"type: {layer.op.value}"]
+    fields += [f"{dim}: {layer.sizes[dim]}" for dim, default in spec.dims.items() if layer.sizes[dim] != default]
+    if spec.windows:
+        if layer.stride_y == layer.stride_x != 1:
+            fields.append(f"stride: {layer.stride_y}")
+        elif layer.stride_y != layer.stride_x:
+            fields.append(f"stride_y: {layer.stride_y}, stride_x: {layer.stride_x}")
+    return fields
 
 
 def yaml_scalar(text: str) -> str:
