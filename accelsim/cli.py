@@ -305,6 +305,45 @@ def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides,
         _write_csv([r.to_row() for r in result.layers], csv_out)
 
 
+@main.command()
+@_job_inputs("Lint")
+@_set_option
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the findings as JSON.")
+@click.option("--force", is_flag=True, help="Overwrite an existing --json file.")
+def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force) -> None:
+    """Say, for each layer, how MAESTRO's result for this mapping will be wrong: MACs it misses or
+    double-counts, outputs inflated by stride, outputs of edge PEs it drops, idle PEs, buffers it
+    does not enforce, layers it stops on. Exit status 0: clean, 1: findings, 2: bad input."""
+    from accelsim.maestro.lint import lint_file_text, lint_job
+
+    _check_job_args(mapping_path, network, style)
+    _check_output(json_out, force)
+    try:
+        file_findings = lint_file_text(mapping_path) if mapping_path is not None else []
+        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+        results = [lint_job(job, hw) for job in jobs]
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(f"{name} on {hw.name}: what MAESTRO will get wrong")
+    for finding in file_findings:
+        click.echo(f"  file: [{finding.kind}] {finding.message}")
+    for r in results:
+        if not r.findings:
+            click.echo(f"  {r.layer}: clean")
+        for finding in r.findings:
+            click.echo(f"  {r.layer}: [{finding.kind}] {finding.message}")
+    count = len(file_findings) + sum(len(r.findings) for r in results)
+    flagged = sum(1 for r in results if r.findings)
+    click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
+    if json_out:
+        Path(json_out).write_text(json.dumps({"network": name, "hw": hw.name,
+                                              "file": [f.__dict__ for f in file_findings],
+                                              "layers": [r.to_dict() for r in results]}, indent=2),
+                                  encoding="utf-8")
+        click.echo(f"wrote {json_out}")
+    sys.exit(1 if count else 0)
+
+
 def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
     from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_json, scalesim_rows
