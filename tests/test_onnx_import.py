@@ -157,14 +157,12 @@ def test_matmul_with_constant_weight_flattens_leading_dims(tmp_path):
 
 
 @pytest.mark.parametrize("op, shapes, constant, attrs, kind", [
-    ("Conv", [[1, 4, 9, 9], [4, 4, 3, 3]], [False, True], {"dilations": [2, 2]}, "Conv with dilation 2x2"),
-    ("Conv", [[1, 4, 9, 9], [8, 2, 3, 3]], [False, True], {"group": 2}, "grouped Conv"),
-    ("Conv", [[1, 4, 9], [4, 4, 3]], [False, True], {}, "Conv of rank 3"),
-    ("MatMul", [[2, 3, 4], [1, 4, 5]], [False, False], {}, "MatMul with broadcast batch dimensions"),
     ("Add", [[1, 4, 3, 3], [1, 4, 1, 1]], [False, False], {}, "Add with broadcasting"),
     ("Add", [[5], [5]], [False, False], {}, "Add of rank-1 tensors"),
+    ("Add", [[2, 3], [2, 3]], [False, True], {}, "Add with a constant operand"),
+    ("Relu", [[2, 3]], [False], {}, "Relu"),
 ])
-def test_not_modelled_nodes_are_skipped_and_refused_with_strict(tmp_path, op, shapes, constant, attrs, kind):
+def test_other_nodes_are_skipped_and_refused_with_strict(tmp_path, op, shapes, constant, attrs, kind):
     g = models.GraphBuilder()
     names = [g.weight(f"w{i}", s) if c else g.input(f"x{i}", s) for i, (s, c) in enumerate(zip(shapes, constant))]
     out = g.node(op, names, "odd", **attrs)
@@ -175,6 +173,21 @@ def test_not_modelled_nodes_are_skipped_and_refused_with_strict(tmp_path, op, sh
     assert [names for k, names in imported.skipped.items() if k.startswith(kind)] == [["odd"]]
     with pytest.raises(InputError, match=f"--strict: .*{kind}.*odd"):
         import_onnx(path, strict=True)
+
+
+@pytest.mark.parametrize("op, shapes, attrs, message", [
+    ("Conv", [[1, 4, 9, 9], [4, 4, 3, 3]], {"dilations": [2, 2]}, r"has dilation 2x2 \(dilated convolutions"),
+    ("Conv", [[1, 4, 9, 9], [8, 2, 3, 3]], {"group": 2}, "has 2 groups of 2 input channels"),
+    ("Conv", [[1, 4, 9], [4, 4, 3]], {}, "has a 1-D convolution"),
+    ("MatMul", [[2, 3, 4], [1, 4, 5]], {}, r"has batch dimensions \[2\] and \[1\] that broadcast"),
+])
+def test_compute_nodes_accelsim_cannot_represent_are_refused(tmp_path, op, shapes, attrs, message):
+    """Skipping these would drop their MACs, so they are refused, naming the node and why."""
+    g = models.GraphBuilder()
+    names = [g.input("x", shapes[0]), g.weight("w", shapes[1]) if op == "Conv" else g.input("y", shapes[1])]
+    path = _save(tmp_path, g.model(g.node(op, names, "odd", **attrs)))
+    with pytest.raises(InputError, match=f"node 'odd' \\({op}\\) {message}"):
+        import_onnx(path)
 
 
 def test_duplicate_and_missing_node_names(tmp_path):

@@ -6,22 +6,23 @@ Shapes come from ONNX shape inference after the batch size is fixed; weights are
 - ``Conv`` (2-D): ``CONV2D``, ``PWCONV`` for a 1x1 kernel, ``DWCONV`` when every input channel
   has its own single filter (``group`` = C = K). ``Y``/``X`` are the input sizes plus the top and
   bottom (left and right) padding, so ``floor((Y - R) / stride) + 1`` is ONNX's output size. The
-  bias is not a MAC and is left out. Other grouped convolutions and dilation are not modelled.
+  bias is not a MAC and is left out.
 - ``Gemm`` and ``MatMul`` whose second operand is a constant matrix (an initializer or a
   ``Constant`` node): ``FC`` with ``N`` = the rows of the first operand (all its leading
   dimensions), ``K`` = output features, ``C`` = input features. With a second operand computed
   by the graph: ``GEMM`` with ``M``, ``N``, ``K`` (``C[M][N] += A[M][K] B[K][N]``); when both
   operands carry the same batch dimensions (attention's Q.K^T and A.V): ``BMM`` with ``B`` = their
-  product. Batch dimensions that broadcast (one operand shared by several products) are not
-  modelled.
+  product.
 - ``Add`` of two activations of the same shape: ``RESADD`` (a residual add). Rank 4 is read as
   N, C, H, W; rank 3 as N, rows, channels (a transformer's batch, tokens, features); rank 2 as
   N, C.
 
-Every other node (pooling, activations, normalization, reshapes, ...), and the cases above that
-are not modelled, is *skipped*: :attr:`OnnxImport.skipped` lists them by kind, and the CLI
+Every other node (pooling, activations, normalization, reshapes, an ``Add`` of a constant or
+with broadcasting, ...) is *skipped*: :attr:`OnnxImport.skipped` lists them by kind, and the CLI
 prints that list once per model as a warning. ``strict=True`` refuses such a model instead.
-``Constant`` nodes only provide values and are not listed.
+``Constant`` nodes only provide values and are not listed. A ``Conv``, ``Gemm`` or ``MatMul``
+with something accelsim cannot represent (dilation, groups other than depthwise, other than
+2-D, batch dimensions that broadcast) is refused: leaving it out would drop MACs.
 
 Layer names are the node names, or the node's first output name where the node has no name
 (or a name an earlier node already took).
@@ -207,6 +208,11 @@ class _Importer:
         return Layer.build(name, op, sizes, stride_y, stride_x,
                            source=f"{self.label} node {name!r} ({node.op_type})")
 
+    def _refuse(self, node: Any, name: str, what: str) -> InputError:
+        """A node of an operator accelsim imports, with something it cannot represent: refused
+        rather than skipped, as leaving it out would drop its MACs from the network."""
+        return InputError(f"node {name!r} ({node.op_type}) has {what}", source=self.label)
+
     def _check_reshape(self, node: Any) -> None:
         """A reshape keeps the element count; a fixed target shape written for another batch size
         breaks that, and every size after it would be wrong."""
@@ -225,13 +231,14 @@ class _Importer:
         x = self._shape(node, node.input[0], "input")
         w = self._shape(node, node.input[1], "weight")
         if len(x) != 4 or len(w) != 4:
-            return f"Conv of rank {len(x)} (only 2-D convolutions are modelled)"
+            raise self._refuse(node, name, f"a {len(x) - 2}-D convolution (only 2-D convolutions are modelled)")
         n, c, h, wd = x
         k, c_per_group, r, s = w
         group = int(attrs.get("group", 1))
         dilations = list(attrs.get("dilations", [1, 1]))
         if any(d != 1 for d in dilations):
-            return f"Conv with dilation {'x'.join(map(str, dilations))} (not modelled)"
+            raise self._refuse(node, name, f"dilation {'x'.join(map(str, dilations))} (dilated convolutions are "
+                                           "not modelled)")
         strides = list(attrs.get("strides", [1, 1]))
         pad_y, pad_x = self._conv_padding(node, attrs, (h, wd), (r, s), strides)
         sizes = {"N": n, "C": c, "R": r, "S": s, "Y": h + pad_y, "X": wd + pad_x}
@@ -243,7 +250,8 @@ class _Importer:
         elif group == c and c_per_group == 1 and k == c:
             op = OpType.DWCONV
         else:
-            return "grouped Conv (groups other than depthwise are not in this version's operators)"
+            raise self._refuse(node, name, f"{group} groups of {c_per_group} input channels (grouped convolution "
+                                           "other than depthwise is not an operator of this version)")
         layer = self._build(node, name, op, sizes, strides[0], strides[1])
         self._check_output(node, layer, (n, k, layer.out_y, layer.out_x))
         return layer
@@ -276,7 +284,7 @@ class _Importer:
         a = self._shape(node, node.input[0], "operand A")
         b = self._shape(node, node.input[1], "operand B")
         if len(a) != 2 or len(b) != 2:
-            return "Gemm with operands that are not matrices"
+            raise self._refuse(node, name, "operands that are not matrices")
         m, k = (a[1], a[0]) if attrs.get("transA", 0) else a
         k_b, n = (b[1], b[0]) if attrs.get("transB", 0) else b
         layer = self._matrix_product(node, name, 1, m, n, k, k_b, node.input[1] in self.constants)
@@ -290,7 +298,7 @@ class _Importer:
         a = self._shape(node, node.input[0], "operand A")
         b = self._shape(node, node.input[1], "operand B")
         if not a or not b:
-            return "MatMul of scalars"
+            raise self._refuse(node, name, "a scalar operand")
         a2 = (1,) + a if len(a) == 1 else a
         b2 = b + (1,) if len(b) == 1 else b
         k, k_b, n = a2[-1], b2[-2], b2[-1]
@@ -302,7 +310,8 @@ class _Importer:
             batch_a = (1,) * (depth - len(a2) + 2) + a2[:-2]
             batch_b = (1,) * (depth - len(b2) + 2) + b2[:-2]
             if batch_a != batch_b:
-                return "MatMul with broadcast batch dimensions (not modelled)"
+                raise self._refuse(node, name, f"batch dimensions {list(batch_a)} and {list(batch_b)} that broadcast "
+                                               "(one operand shared by several products is not modelled)")
             layer = self._matrix_product(node, name, prod(batch_a), a2[-2], n, k, k_b, False)
             expected = (prod(batch_a), a2[-2], n)
         out = self.shapes.get(node.output[0])
