@@ -36,6 +36,11 @@ NOT_RUN = {
     "python3 -m venv .venv": "the install line: needs the network; .ci/run runs it verbatim",
     # The test suite itself: running it from a test would recurse.
     "python -m pytest": "the test suite itself",
+    # A Dask cluster's scheduler at a host of your own: tests have no network and no cluster
+    # (local workers and a LocalCluster are exercised by tests/test_search_*.py and bench --search).
+    "accelsim search --hw eyeriss_like --mapping examples/conv2_1_b.m --mapper exhaustive": "needs a Dask scheduler",
+    # "..." stands for the options of the search that was interrupted.
+    "accelsim search ... --out s/ --resume": "a placeholder for an interrupted search's own options",
 }
 
 # Commands (matched by their start) marked slow: they run in CI's slow pass, not by default.
@@ -44,6 +49,8 @@ SLOW = {
     "accelsim validate": "the papers' scenario sets: minutes",
     "python -m accelsim.scalesim.parity": "runs the real SCALE-Sim on 48 layers",
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
+    "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
+    "accelsim bench --search": "search throughput with local and Dask workers",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.
