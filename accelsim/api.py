@@ -12,18 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.functional import FunctionalReport, check_size, simulate_functional
+from accelsim.functional import FunctionalReport, check_dtype, check_size, simulate_functional
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.jobs import (Job, OverflowWarning, jobs_from_maestro, jobs_from_network, prepare,
-                                   to_maestro)
+from accelsim.mapping.jobs import (Job, OverflowWarning, jobs_from_maestro, jobs_from_mapping_file, jobs_from_network,
+                                   prepare, to_maestro)
 from accelsim.model_options import check_mode
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.network import run_jobs
 
-__all__ = ["Job", "OverflowWarning", "analyze_jobs", "jobs_from_maestro", "jobs_from_network", "prepare",
+__all__ = ["Job", "OverflowWarning", "analyze_jobs", "jobs_from_maestro", "jobs_from_mapping_file", "jobs_from_network",
+           "prepare",
            "run_jobs", "run_jobs_functional", "simulate_maestro", "simulate_network", "to_maestro"]
 
 
@@ -45,9 +46,10 @@ def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, opt
     checked (see :mod:`accelsim.functional`); ``options.check_legality=False`` also compiles
     mappings that fail the coverage checks. Layers too large for it are refused up front."""
     reports: list[FunctionalReport] = []
+    checked_dtype = check_dtype(dtype)
 
     def run_layer(index: int, cm: CompiledMapping) -> LayerResult:
-        result, report = simulate_functional(cm, hw, options, dtype, seed)  # type: ignore[arg-type]
+        result, report = simulate_functional(cm, hw, options, checked_dtype, seed)
         reports.append(report)
         return result
 
@@ -57,14 +59,16 @@ def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, opt
 def simulate_network(network: str, hw: str | HardwareSpec, style: str, mode: str = "realistic",
                      layer: str | None = None) -> NetworkResult:
     """Simulate a network (bundled name or YAML path) under a named style."""
+    options = SimOptions(mode=check_mode(mode))
     spec = load_hardware(hw) if isinstance(hw, str) else hw
     name, jobs = jobs_from_network(network, style, spec, layer)
-    return run_jobs(name, jobs, spec, SimOptions(mode=check_mode(mode)))
+    return run_jobs(name, jobs, spec, options)
 
 
 def simulate_maestro(path: str | Path, hw: str | HardwareSpec, mode: str = "realistic",
                      layer: str | None = None, allow_overflow: bool = False) -> NetworkResult:
     """Simulate the layers of a MAESTRO mapping file."""
+    options = SimOptions(mode=check_mode(mode))
     spec = load_hardware(hw) if isinstance(hw, str) else hw
     name, jobs = jobs_from_maestro(path, layer)
-    return run_jobs(name, jobs, spec, SimOptions(mode=check_mode(mode)), allow_overflow)
+    return run_jobs(name, jobs, spec, options, allow_overflow)

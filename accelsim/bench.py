@@ -156,7 +156,7 @@ SCENARIOS = (
 MEMORY_TARGET_MB = 400
 
 
-def _child(name: str, quick: bool, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _child(name: str, quick: bool, queue: multiprocessing.Queue) -> None:
     scenario = next(s for s in SCENARIOS if s.name == name)
     figures = scenario.run(quick)
     figures.peak_rss_mb = _peak_rss_mb()

@@ -18,7 +18,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar, cast
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence
 
 import click
 
@@ -26,7 +26,7 @@ from accelsim import __version__
 from accelsim.api import (
     OverflowWarning,
     analyze_jobs,
-    jobs_from_maestro,
+    jobs_from_mapping_file,
     jobs_from_network,
     run_jobs,
     run_jobs_functional,
@@ -39,7 +39,7 @@ from accelsim.compare import (
     comparison_rows,
     format_comparison,
 )
-from accelsim.errors import InputError
+from accelsim.errors import InputError, InputWarning
 from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.hw.spec import HardwareSpec
@@ -53,7 +53,7 @@ from accelsim.text_table import format_table
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2
-F = TypeVar("F", bound=Callable[..., Any])
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]  # what click.option returns
 
 
 class UserError(click.ClickException):
@@ -83,9 +83,9 @@ class _Accelsim(click.Group):
 
 
 # ----- options, declared once -------------------------------------------------------------------
-def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+def _options(*options: Decorator) -> Decorator:
     """One decorator applying ``options`` in the order given (as --help lists them)."""
-    def apply(command: F) -> F:
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed(options):
             command = option(command)
         return command
@@ -93,18 +93,18 @@ def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-def _record(cls: type, param: str, *options: Callable[[F], F]) -> Callable[[F], F]:
+def _record(cls: type, param: str, *options: Decorator) -> Decorator:
     """Declare ``options`` and hand the command one ``cls`` record as keyword ``param`` instead:
     the options' destinations are the record's fields."""
     fields = [f.name for f in dataclasses.fields(cls)]
 
-    def decorate(command: F) -> F:
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
         def with_record(*args: Any, **kwargs: Any) -> Any:
             kwargs[param] = cls(**{name: kwargs.pop(name) for name in fields})
             return command(*args, **kwargs)
 
-        return _options(*options)(cast(F, with_record))
+        return _options(*options)(with_record)
 
     return decorate
 
@@ -115,25 +115,25 @@ _progress_option = click.option("--progress/--no-progress", default=None,
                                 help="Progress bar (default: on when stderr is a terminal).")
 
 
-def _json_option(help: str = "Write per-layer results as a JSON list.") -> Callable[[F], F]:
+def _json_option(help: str = "Write per-layer results as a JSON list.") -> Decorator:
     return click.option("--json", "json_out", type=click.Path(dir_okay=False), help=help)
 
 
-def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Callable[[F], F]:
+def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Decorator:
     return click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help=help)
 
 
-def _force_option(what: str = "--json/--csv files") -> Callable[[F], F]:
+def _force_option(what: str = "--json/--csv files") -> Decorator:
     return click.option("--force", is_flag=True, help=f"Overwrite existing {what}.")
 
 
-def _mode_option(default: Mode, help: str) -> Callable[[F], F]:
+def _mode_option(default: Mode, help: str) -> Decorator:
     """--mode with ``default`` listed first."""
     choices = [default] + [m for m in MODES if m != default]
     return click.option("--mode", type=click.Choice(choices), default=default, show_default=True, help=help)
 
 
-def _allow_overflow_option(verb: str) -> Callable[[F], F]:
+def _allow_overflow_option(verb: str) -> Decorator:
     return click.option("--allow-overflow", is_flag=True,
                         help=f"{verb} mappings whose tiles do not fit their buffers (warns).")
 
@@ -175,15 +175,16 @@ class LoadedJobs:
     jobs: list[Job]
 
 
-def _job_options(verb: str, hw_required: bool = True) -> Callable[[F], F]:
+def _job_options(verb: str, hw_required: bool = True) -> Decorator:
     """--hw, --mapping, --network, --style, --layer and --set as one :class:`JobArgs` ``job``
     (simulate, analyze, compare, lint); ``verb`` starts --layer's help."""
     return _record(
         JobArgs, "job",
         click.option("--hw", "hw_ref", required=hw_required,
                      help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
-        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
-        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
+                     help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
+        click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
         click.option("--layer", help=f"{verb} only this layer."),
         _set_option,
@@ -203,10 +204,11 @@ class OutputArgs:
         _check_output(self.csv_out, self.force)
 
 
-def _output_options(json_option: Callable[[F], F] = _json_option(), csv_option: Callable[[F], F] = _csv_option(),
-                    force_what: str = "--json/--csv files") -> Callable[[F], F]:
-    """--json, --csv and --force as one :class:`OutputArgs` ``out``."""
-    return _record(OutputArgs, "out", json_option, csv_option, _force_option(force_what))
+def _output_options(json_option: Decorator | None = None, csv_option: Decorator | None = None,
+                    force_what: str = "--json/--csv files") -> Decorator:
+    """--json, --csv (default: per-layer results) and --force as one :class:`OutputArgs` ``out``."""
+    return _record(OutputArgs, "out", json_option or _json_option(), csv_option or _csv_option(),
+                   _force_option(force_what))
 
 
 def _check_output(path: str | None, force: bool) -> None:
@@ -224,10 +226,11 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
                style: str | None, layer: str | None) -> tuple[HardwareSpec, str, list[Job]]:
     """(hardware spec, network name, jobs) of checked job arguments; raises InputError."""
     hw = load_hardware(hw_ref, list(overrides))
-    if mapping_path is not None:
-        name, jobs = jobs_from_maestro(mapping_path, layer)
-    else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+    with _warning_lines():
+        if mapping_path is not None:
+            name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
+        else:
+            name, jobs = jobs_from_network(network or "", style or "", hw, layer)
     return hw, name, jobs
 
 
@@ -242,7 +245,10 @@ def _progress_bar(progress: bool | None, total_layers: int, name: str) -> Iterat
     from tqdm import tqdm
 
     with tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name) as bar:
-        yield lambda done: bar.update(1)
+        def advance(done: Any) -> None:
+            bar.update(1)
+
+        yield advance
 
 
 def _write_csv(rows: list[dict[str, Any]], path: str) -> None:
@@ -255,10 +261,12 @@ def _write_csv(rows: list[dict[str, Any]], path: str) -> None:
 
 
 @contextmanager
-def _overflow_warnings() -> Iterator[None]:
-    """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
+def _warning_lines() -> Iterator[None]:
+    """Show every OverflowWarning (--allow-overflow) and InputWarning (e.g. ONNX nodes left out)
+    as one ``warning:`` line on stderr."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
+        warnings.simplefilter("always", InputWarning)
         warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
         yield
 
@@ -379,7 +387,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     loaded = job.load()
     reports: list[FunctionalReport] = []
     options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
         if functional.enabled:
             result, reports = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
                                                   functional.seed, allow_overflow, advance)
@@ -435,7 +443,7 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
         result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
         maestro_csv_text = csv_text(analyses)
     else:
-        with _overflow_warnings():
+        with _warning_lines():
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
     label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
     click.echo(f"{loaded.name} on {loaded.hw.name} ({label})")
@@ -542,7 +550,7 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
     network_layers = None  # SCALE-Sim rows are matched by position in the whole network
     if scalesim_report is not None and job.layer is not None:
         network_layers = [j.layer.name for j in job.load(all_layers=True).jobs]
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
                               network_layers, allow_overflow, attribution, advance)
     click.echo(format_comparison(result, detail=not brief))
@@ -555,23 +563,55 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name or hardware file.")
-@click.option("--network", required=True, help="Bundled network name or network YAML file.")
-@click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
-@click.option("--layer", help="Only this layer.")
-@_set_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
+@_job_options("Write")
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
 @_force_option("output file")
-def mapping(hw_ref: str, network: str, style: str, layer: str | None, overrides: tuple[str, ...],
-            output: str | None, force: bool) -> None:
-    """Write the MAESTRO mapping file a named style produces for a network."""
+def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
+    """Write the mapping a named style produces for a network, or convert a mapping file, as a
+    MAESTRO .m file or a loop-nest YAML file."""
+    from accelsim.mapping.compile import compile_mapping
+    from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
+
+    job.check()
     _check_output(output, force)
-    hw = load_hardware(hw_ref, list(overrides))
-    name, jobs = jobs_from_network(network, style, hw, layer)
-    text = write_maestro(to_maestro(name, jobs))
+    loaded = job.load()
+    if form == "maestro":
+        text = write_maestro(to_maestro(loaded.name, loaded.jobs))
+    else:
+        nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
+                 for j in loaded.jobs]
+        text = write_loopnest(loaded.name, nests)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command(name="import-onnx")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the network table (YAML) here (default: stdout).")
+@click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
+@click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
+                                             "skipping them.")
+@_force_option("output file")
+def import_onnx_command(model: str, output: str | None, batch: int | None, strict: bool, force: bool) -> None:
+    """Turn an ONNX model into a network table to read, edit and run with --network."""
+    from accelsim.workload.onnx_import import import_onnx
+    from accelsim.workload.tables import network_yaml
+
+    _check_output(output, force)
+    imported = import_onnx(model, batch, strict)
+    notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
+    text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
+    if imported.skipped:
+        click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
     else:
         click.echo(text, nl=False)
 

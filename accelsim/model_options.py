@@ -8,7 +8,7 @@ depends on the other.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, cast
+from typing import Literal, Mapping
 
 from accelsim.errors import InputError
 from accelsim.workload.operators import TensorRole
@@ -21,7 +21,7 @@ def check_mode(mode: str) -> Mode:
     """``mode`` as a :data:`Mode`; InputError for anything else (every API entry point calls it)."""
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    return cast(Mode, mode)
+    return mode
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ words of the stationary operand, or, output-stationary, drain.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.model_options import Mode, SystolicFold
+from accelsim.model_options import MODES, Mode, SystolicFold
 from accelsim.results import TENSORS, LayerResult, TensorAccesses
 from accelsim.workload.operators import OPERAND_ROLES
 
@@ -90,10 +91,10 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     """Estimate one compiled layer on ``hw`` in closed form; same schema as the simulator's
     :class:`LayerResult`, with ``model="analytical"`` and ``events=0``. ``systolic_fold``:
     SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
-    if mode not in ("maestro", "realistic"):
+    if mode not in MODES:
         raise ValueError(f"mode must be 'maestro' or 'realistic', got {mode!r}")
     wall0 = time.perf_counter()
-    rates = _Rates(hw, mode)  # type: ignore[arg-type]
+    rates = _Rates(hw, mode)
     steps = step_cases(cm, rates.multicast)
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
     tiles = tile_cases(cm, l2_words)
@@ -186,12 +187,12 @@ def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases,
                             rates.ingress)
         egress = _ceil_div(steps.drained.total(), rates.egress)
     else:
-        ingress = sum(p.serial_cycles(rates.ingress, rates.packed_ingress)
-                      for p in (steps.sent["input"], steps.sent["weight"], steps.readback))
+        ingress = cast(np.ndarray, sum(p.serial_cycles(rates.ingress, rates.packed_ingress)
+                                       for p in (steps.sent["input"], steps.sent["weight"], steps.readback)))
         egress = steps.drained.serial_cycles(rates.egress, rates.packed_egress)
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
-    dram_in = rates.dram_cycles(sum(tiles.read_words[t] for t in TENSORS), tiles.read_runs, hw)
+    dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)
     dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
                                    steps.readback_source_steps.tolist()),

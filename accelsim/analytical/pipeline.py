@@ -237,6 +237,14 @@ class Pipeline:
         s.step += 1
 
     # ---------------------------------------------------------------- traversal
+    def _sequence(self, parts: list[tuple[Callable[[], None], int]]) -> Callable[[], None]:
+        """A body running each (body, times) of ``parts`` in order (see :meth:`_repeat`)."""
+        def run() -> None:
+            for body, times in parts:
+                self._repeat(body, times)
+
+        return run
+
     def _repeat(self, body: Callable[[], None], times: int) -> None:
         """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
         remaining ones (all but the last, which meets the next block) as shifts."""
@@ -286,13 +294,12 @@ class Pipeline:
                 last = list(inner) == last_class[tile_loops:]
                 case = case_of[prefix]
                 return lambda: self._step(case, first, last)
-            parts = [(block(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])]
-            return lambda: [self._repeat(body, count) for body, count in parts]
+            return self._sequence([(block(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])])
 
         def tiles(level: int, prefix: tuple) -> Callable[[], None]:
             if level < tile_loops:
-                parts = [(tiles(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])]
-                return lambda: [self._repeat(body, count) for body, count in parts]
+                return self._sequence([(tiles(level + 1, prefix + (i,)), c.count)
+                                       for i, c in enumerate(classes[level])])
             tile, steps = tile_of[prefix], block(level, prefix)
 
             def whole_tile() -> None:

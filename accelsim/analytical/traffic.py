@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 import numpy as np
 
@@ -121,7 +122,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     macs_pe = np.ones(act.shape, dtype=np.int64)
     for d in cm.nest.dims:
         macs_pe *= cur.extent[d]
-    footprint = sum(np.where(act, volume(*cur.tensor(cm.nest, r)), 0) for r in cm.nest.tensors)
+    footprint = cast(np.ndarray, sum(np.where(act, volume(*cur.tensor(cm.nest, r)), 0) for r in cm.nest.tensors))
     prev_idx, has_prev = previous_active(cm, cases.rep, pes, points)
     prev = boxes(cm, prev_idx, pes)
     prev_valid = has_prev[:, None] & act
@@ -249,7 +250,7 @@ def tile_cases(cm: CompiledMapping, l2_capacity_words: int) -> TileCases:
     def tiles(k: int) -> tuple[Cases, dict[str, tuple], np.ndarray]:
         cases = enumerate_cases(classes[:k])
         boxes = _tile_boxes(top, cases.rep, k, points)
-        return cases, boxes, sum(volume(*b) for b in boxes.values())
+        return cases, boxes, cast(np.ndarray, sum(volume(*b) for b in boxes.values()))
 
     loops0 = len(top.loops)
     finest = tiles(loops0)  # one level-0 iteration per tile: the smallest tiles
@@ -276,7 +277,7 @@ def tile_cases(cm: CompiledMapping, l2_capacity_words: int) -> TileCases:
         plo, phi = prev_boxes[role]
         inter = np.where(has_prev, volume(np.maximum(lo, plo), np.minimum(hi, phi)), 0)
         reads[role] = volume(lo, hi) - inter
-        runs += np.where(reads[role] > 0, _delta_runs(cm, role, (lo, hi), (plo, phi), has_prev), 0)
+        runs += np.where(reads[role] > 0, _delta_runs(cm, role, (lo, hi), (plo, phi), np.asarray(has_prev)), 0)
     view = CompiledMapping(cm.layer, cm.nest, top.levels, top.loops[:k], top.num_pes, cm.source)
     innermost_out, outer_red = output_structure(view)
     inner = list(range(innermost_out + 1, k))

@@ -54,7 +54,7 @@ def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metric
         raise InputError(f"missing column(s) {', '.join(missing)}; is this a MAESTRO result CSV? "
                          f"found: {', '.join(header[:8])}{', ...' if len(header) > 8 else ''}",
                          source=source, line=header_line)
-    index = {}
+    index: dict[str, int] = {}
     for i, name in enumerate(header):
         index.setdefault(name, i)  # MAESTRO repeats "Compute Delay (Min)"; we read neither
     wanted = {**_MAESTRO_COLUMNS, **_MAESTRO_SIZES}

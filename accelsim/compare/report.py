@@ -51,7 +51,7 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
         split = ("all model residual (maestro mode)" if mode == "maestro"
                  else ", ".join(f"{p} {_signed(parts[p])}" for p in PARTS))
         lines.append(f"  cycle gap simulator - {s} = {_signed(gap)}: {split}")
-    for s, walk in lc.ladders.items():
+    for walk in lc.ladders.values():
         lines += format_ladder(walk, mode)
     return lines
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from accelsim.mapping.jobs import Job, prepare
+from accelsim.model_options import check_mode
 from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
 from accelsim.compare.ladder import Ladder, ladder, ladder_steps
@@ -83,7 +84,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     result = Comparison(network, hw.name, mode, list(models) + list(external))
     maestro_sources = [s for s in ("maestro", MAESTRO_CSV) if s in models or s in external]
     for job, cm, name in zip(jobs, compiled, names):
-        sim = simulate_layer(cm, hw, SimOptions(mode=mode))  # type: ignore[arg-type]
+        sim = simulate_layer(cm, hw, SimOptions(mode=check_mode(mode)))
         sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
         sources.update({label: table[name] for label, table in external.items()})
         ablation = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from accelsim.errors import InputError
 from accelsim.functional.datapath import DatapathValues
-from accelsim.functional.operands import DTYPES, Dtype, random_operands, reference_output, tolerance
+from accelsim.functional.operands import DTYPES, Dtype, check_dtype, random_operands, reference_output, tolerance
 from accelsim.functional.report import FunctionalReport, build_report
 from accelsim.hw.noc import REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
@@ -26,7 +26,7 @@ from accelsim.results import LayerResult
 MAX_MACS = 1 << 22  # 4,194,304 MACs
 MAX_PE_STEPS = 1 << 18  # 262,144 (step, PE) pairs
 
-__all__ = ["DTYPES", "FunctionalReport", "MAX_MACS", "MAX_PE_STEPS", "check_size", "simulate_functional"]
+__all__ = ["DTYPES", "FunctionalReport", "MAX_MACS", "MAX_PE_STEPS", "check_dtype", "check_size", "simulate_functional"]
 
 
 def check_size(cm: CompiledMapping) -> None:
@@ -43,10 +43,8 @@ def check_size(cm: CompiledMapping) -> None:
 def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
                         dtype: Dtype = "int8", seed: int = 0) -> tuple[LayerResult, FunctionalReport]:
     """Simulate one layer with values riding on its transfers; (timing result, check)."""
-    if dtype not in DTYPES:
-        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
     check_size(cm)
-    operands = random_operands(cm.layer, dtype, seed)
+    operands = random_operands(cm.layer, check_dtype(dtype), seed)
     values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists)
     result = LayerSimulation(cm, hw, options, values=values).run()
     if operands.exact:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
+from typing import cast
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -147,13 +148,13 @@ class DatapathValues:
         # DRAM
         self.dram = {"input": operands.input, "weight": operands.weight}
         out_shape = nest.extents("output")
-        self.dram_out = np.zeros(out_shape, dtype=self.acc_dtype)
+        self.dram_out: np.ndarray = np.zeros(out_shape, dtype=self.acc_dtype)
         self.dram_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.dram_out_written = np.zeros(out_shape, dtype=bool)
         # L2: operand tiles by index (mask, values); one output array with its state
         self.l2: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {role: {} for role in OPERAND_ROLES}
         self.l2_prev_tile: int | None = None
-        self.l2_out = np.zeros(out_shape, dtype=self.acc_dtype)
+        self.l2_out: np.ndarray = np.zeros(out_shape, dtype=self.acc_dtype)
         self.l2_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.l2_out_valid = np.zeros(out_shape, dtype=bool)
         self.l2_out_unread = np.zeros(out_shape, dtype=bool)
@@ -265,8 +266,8 @@ class DatapathValues:
         for members in groups.values():
             words += members[0][1].values.size
             if self.reduction_network:
-                total = _Accumulator(members[0][1].lo, sum(a.values for _, a in members),
-                                     sum(a.macs for _, a in members))
+                total = _Accumulator(members[0][1].lo, cast(np.ndarray, sum(a.values for _, a in members)),
+                                     cast(np.ndarray, sum(a.macs for _, a in members)))
                 self._store(t, [pe for pe, _ in members], total)
             else:
                 for pe, acc in members:
@@ -319,8 +320,8 @@ class DatapathValues:
             plo, phi, pvalues = prev
             olo, ohi = [max(a, b) for a, b in zip(lo, plo)], [min(a, b) for a, b in zip(hi, phi)]
             if all(a <= b for a, b in zip(olo, ohi)):
-                here = tuple(slice(a - l, b - l + 1) for a, b, l in zip(olo, ohi, lo))
-                values[here] = pvalues[tuple(slice(a - l, b - l + 1) for a, b, l in zip(olo, ohi, plo))]
+                here = tuple(slice(a - low, b - low + 1) for a, b, low in zip(olo, ohi, lo))
+                values[here] = pvalues[tuple(slice(a - low, b - low + 1) for a, b, low in zip(olo, ohi, plo))]
                 absent[here] = False
                 words -= prod(b - a + 1 for a, b in zip(olo, ohi))
         if absent.any():

@@ -27,11 +27,19 @@ from typing import Literal
 
 import numpy as np
 
+from accelsim.errors import InputError
 from accelsim.workload.operators import OPERAND_ROLES
 from accelsim.workload.ops import Layer, LoopNest
 
 Dtype = Literal["int8", "int16", "fp32"]
-DTYPES: tuple[str, ...] = ("int8", "int16", "fp32")
+DTYPES: tuple[Dtype, ...] = ("int8", "int16", "fp32")
+
+
+def check_dtype(dtype: str) -> Dtype:
+    """``dtype`` as a :data:`Dtype`; InputError for anything else."""
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+    return dtype
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 
 
@@ -64,7 +72,7 @@ def random_operands(layer: Layer, dtype: Dtype, seed: int) -> Operands:
     of int8 / int16, or float32 uniform in [-1, 1)."""
     nest = layer.loop_nest()
     rng = np.random.default_rng(seed)
-    arrays = []
+    arrays: list[np.ndarray] = []
     for role in OPERAND_ROLES:
         shape = nest.extents(role)
         if dtype == "fp32":

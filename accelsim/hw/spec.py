@@ -41,28 +41,43 @@ class _Strict(BaseModel):
 
 
 class PEArraySpec(_Strict):
-    """The processing elements. ``count`` may be given alone (rows=1, cols=count)."""
+    """The processing elements. ``count`` may be given alone (rows=1, cols=count); a validated
+    spec always has all three."""
 
-    count: Optional[PositiveInt] = None
-    rows: Optional[PositiveInt] = None
-    cols: Optional[PositiveInt] = None
+    count: PositiveInt
+    rows: PositiveInt
+    cols: PositiveInt
     macs_per_pe_per_cycle: PositiveInt = 1
     mac_pipeline_latency_cycles: int = Field(default=1, ge=1)
 
-    @model_validator(mode="after")
-    def _shape(self) -> "PEArraySpec":
-        if self.rows is None and self.cols is None:
-            if self.count is None:
+    @model_validator(mode="before")
+    @classmethod
+    def _complete_shape(cls, data: object) -> object:
+        """Fill in what ``count`` alone or ``rows`` and ``cols`` imply (their types are checked
+        after this)."""
+        if not isinstance(data, dict):
+            return data
+        rows, cols, count = data.get("rows"), data.get("cols"), data.get("count")
+        if rows is None and cols is None:
+            if count is None:
                 raise ValueError("give count, or rows and cols")
-            object.__setattr__(self, "rows", 1)
-            object.__setattr__(self, "cols", self.count)
-        elif self.rows is None or self.cols is None:
+            return {**data, "rows": 1, "cols": count}
+        if rows is None or cols is None:
             raise ValueError("give both rows and cols (or only count)")
-        if self.count is None:
-            object.__setattr__(self, "count", self.rows * self.cols)
-        elif self.count != self.rows * self.cols:
+        if count is None:
+            product = rows * cols if _is_int(rows) and _is_int(cols) else rows  # a wrong type is reported on rows
+            return {**data, "count": product}
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "PEArraySpec":
+        if self.count != self.rows * self.cols:
             raise ValueError(f"count {self.count} != rows x cols = {self.rows * self.cols}")
         return self
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class L1Spec(_Strict):
@@ -191,7 +206,7 @@ class HardwareSpec(_Strict):
 
     @property
     def num_pes(self) -> int:
-        return self.pe_array.count  # type: ignore[return-value]
+        return self.pe_array.count
 
     @property
     def l1_energy_pj(self) -> float:

@@ -255,15 +255,15 @@ def _translate_window(
     filt_extent = extents[filt_dim] if filt_dim else 1
     extent = extents[out_dim]
     # zipped: the filter window moves across sub-units together with the input window
-    zipped = filt is not None and filt.kind == "spatial" and d.kind == "spatial" and filt.offset > 0
-    if filt is not None and filt.size < filt.nominal_extent and not zipped:
+    zipped = filt if filt is not None and filt.kind == "spatial" and d.kind == "spatial" and filt.offset > 0 else None
+    if filt is not None and filt.size < filt.nominal_extent and zipped is None:
         raise MappingError(
             f"{_fmt(d)}: the filter dimension {filt_dim} is split at this cluster level "
             f"({filt.written}, line {filt.line}); {d.dim} can then only be mapped as a "
             f"SpatialMap together with a SpatialMap on {filt_dim} (row-stationary style)",
             source=source, line=d.line, reason="filter_split",
         )
-    held = filt.size if zipped else filt_extent  # filter rows/cols inside each input window
+    held = zipped.size if zipped else filt_extent  # filter rows/cols inside each input window
     if d.size < held:
         what = f"its {filt_dim} window ({held})" if zipped else f"the whole filter ({filt_dim}={held})"
         hint = f"the {filt_dim} window" if zipped else f"Sz({filt_dim})"
@@ -273,24 +273,25 @@ def _translate_window(
             source=source, line=d.line, reason="window_too_small",
         )
     size = min((d.size - held) // stride + 1, extent)
-    advance = d.offset - (filt.offset if zipped else 0)  # input rows per window, net of the filter's
+    advance = d.offset - (zipped.offset if zipped else 0)  # input rows per window, net of the filter's
     if advance < 0 or (advance % stride and _windows(extent, size, max(1, advance // stride)) > 1):
         raise MappingError(
             f"{_fmt(d)}: its windows advance by {advance} input rows/cols"
-            + (f" relative to {filt.written}" if zipped else "")
+            + (f" relative to {zipped.written}" if zipped else "")
             + f", which is not a multiple of the stride {stride}",
             source=source, line=d.line, reason="stride",
         )
     return _directive(out_dim, d.kind, size, advance // stride, extent, _fmt(d), d.line)
 
 
-def _directive(dim: str, kind: str, size: int, offset: int, extent: int, written: str, line: int | None) -> LevelDirective:
+def _directive(dim: str, kind: Literal["spatial", "temporal"], size: int, offset: int, extent: int, written: str,
+               line: int | None) -> LevelDirective:
     """A canonical directive; a SpatialMap whose one window covers the whole extent is shared
     by every sub-unit (offset 0), as nothing is left for a second window."""
     windows = _windows(extent, size, offset)
     if kind == "spatial" and windows == 1:
         offset = 0
-    return LevelDirective(dim, kind, size, offset, extent, windows, written, line)  # type: ignore[arg-type]
+    return LevelDirective(dim, kind, size, offset, extent, windows, written, line)
 
 
 def _check_coverage(level: Level, source: str) -> None:
@@ -382,12 +383,13 @@ def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_byte
                l1_double: bool, l2_double: bool) -> list[BufferOverflow]:
     """Buffers (empty if none) whose tiles do not fit, L1 first, one message each."""
     problems = []
-    for level, words, size, double in zip(("L1", "L2"), nominal_tile_words(cm), (l1_bytes, l2_bytes),
+    buffers: tuple[Literal["L1", "L2"], ...] = ("L1", "L2")
+    for level, words, size, double in zip(buffers, nominal_tile_words(cm), (l1_bytes, l2_bytes),
                                           (l1_double, l2_double)):
         need = _needs(words, word_size_bytes, double)
         if need > size:
             holder = "each PE needs" if level == "L1" else "the L2 tile needs"
-            problems.append(BufferOverflow(level, need, size,  # type: ignore[arg-type]
+            problems.append(BufferOverflow(level, need, size,
                 f"{level} overflow: {holder} {need} bytes (input {words['input']}, weight "
                 f"{words['weight']}, output {words['output']} words{', double-buffered' if double else ''}) "
                 f"but {level} has {size} bytes"

@@ -35,7 +35,8 @@ from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
 from accelsim.workload.ops import Layer
 
-StyleFn = Callable[[Layer, HardwareSpec, int, int], list[Directive]]
+SecondTile = int | tuple[int, int]  # a style's second tile parameter (0: none); eyeriss_like: (cols, rows)
+StyleFn = Callable[[Layer, HardwareSpec, int, SecondTile], list[Directive]]
 
 
 def _t(size: int, offset: int, dim: str) -> MapDirective:
@@ -72,14 +73,14 @@ def _candidates(limit: int) -> list[int]:
     return sorted(sizes, reverse=True)
 
 
-def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+def _eltwise(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
     """Residual add in every style: output columns across PEs, a run of ``t`` channels (the
     contiguous axis in DRAM) per PE, one output row at a time."""
     return [_t(1, 1, "Y"), _s(1, 1, "X"), _t(t, t, "C")]
 
 
 # ---------------------------------------------------------------------------- conv family
-def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
     s = layer.sizes
     if layer.operator.form == "matmul":
         lam = min(pow2_at_most(min(64, hw.num_pes)), layer.sizes["K"])
@@ -87,27 +88,27 @@ def _nvdla(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     if layer.operator.form == "depthwise":
         return [_s(1, 1, "C"), _t(s["R"], layer.stride_y, "Y"), _t(s["S"], layer.stride_x, "X")]
-    lam = u or min(pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
+    lam = u if isinstance(u, int) and u else min(pow2_at_most(min(64, hw.num_pes)), s["C"])  # u: cluster size
     return [_s(1, 1, "K"), _t(lam * t, lam * t, "C"), _t(s["R"], layer.stride_y, "Y"),
             _t(s["S"], layer.stride_x, "X"), _c(lam), _s(t, t, "C")]
 
 
-def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: tuple[int, int] | int = 0) -> list[Directive]:
+def _eyeriss(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
     s = layer.sizes
     if layer.operator.form == "matmul":
         lam = min(12, hw.num_pes, s["K"])
         return [_s(1, 1, "M"), _t(1, 1, "N"), _t(lam * t, lam * t, "K"), _c(lam),
                 _t(1, 1, "M"), _t(1, 1, "N"), _s(t, t, "K")]
     r = s["R"]
-    cols, rows = u if u else (layer.out_x, min(layer.out_y, max(1, hw.num_pes // r)))
+    cols, rows = u if isinstance(u, tuple) else (layer.out_x, min(layer.out_y, max(1, hw.num_pes // r)))
     # cols: output columns per L2 tile; rows: output rows per PE set
-    work = [_s(t, t, "C")] if layer.operator.form == "depthwise" else [_s(t, t, "K"), _t(t, t, "C")]
+    work: list[Directive] = [_s(t, t, "C")] if layer.operator.form == "depthwise" else [_s(t, t, "K"), _t(t, t, "C")]
     sx = layer.stride_x
     return work + [_t((cols - 1) * sx + s["S"], cols * sx, "X"), _c(rows * r), _s(r, layer.stride_y, "Y"),
                    _t(s["S"], sx, "X"), _c(r), _s(1, 1, "Y"), _s(1, 1, "R")]
 
 
-def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
     s = layer.sizes
     if layer.operator.form == "matmul":
         lam = min(8, hw.num_pes, s["N"])
@@ -115,13 +116,13 @@ def _shidiannao(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Dire
                 _t(1, 1, "M"), _s(1, 1, "N"), _t(t, t, "K")]
     lam = min(8, hw.num_pes, layer.out_x)
     sy, sx = layer.stride_y, layer.stride_x
-    first = [_t(1, 1, "K")] if layer.operator.form != "depthwise" else []
+    first: list[Directive] = [_t(1, 1, "K")] if layer.operator.form != "depthwise" else []
     return first + [_s(s["R"], sy, "Y"), _t((lam - 1) * sx + s["S"], lam * sx, "X"), _t(t, t, "C"),
                     _c(lam), _s(s["S"], sx, "X")]
 
 
-def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
-    rows = hw.pe_array.rows or 1
+def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
+    rows = hw.pe_array.rows
     s = layer.sizes
     if layer.operator.form == "matmul":
         k = min(rows, s["K"])
@@ -146,7 +147,7 @@ def _tpu(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
             _t(1, 1, "Y'"), _t(t, t, "X'"), _c(c), _s(1, 1, "C")]
 
 
-def _maeri(layer: Layer, hw: HardwareSpec, t: int, u: int = 0) -> list[Directive]:
+def _maeri(layer: Layer, hw: HardwareSpec, t: int, u: SecondTile = 0) -> list[Directive]:
     s = layer.sizes
     if layer.operator.form == "matmul":
         lam = min(t, s["K"])
@@ -190,14 +191,14 @@ def _tile_limit(style: str, layer: Layer, hw: HardwareSpec) -> int:
     return max(1, min(s["C"], hw.num_pes // (s["R"] * s["S"])))
 
 
-def _build(style: str, layer: Layer, hw: HardwareSpec, t: int, u: int) -> list[Directive]:
+def _build(style: str, layer: Layer, hw: HardwareSpec, t: int, u: SecondTile) -> list[Directive]:
     """The style's directives after the operator's batch dimensions, one index at a time,
     outermost."""
     template = _eltwise if layer.operator.form == "elementwise" else STYLES[style]
     return [_t(1, 1, dim) for dim in layer.operator.batch_dims] + template(layer, hw, t, u)
 
 
-def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list:
+def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list[SecondTile]:
     """Values of the style's second tile parameter, largest first (0: not used)."""
     if style == "eyeriss_like" and _has_filter(layer):
         most = min(layer.out_y, max(1, hw.num_pes // layer.sizes["R"]))
@@ -205,7 +206,7 @@ def _second_candidates(style: str, layer: Layer, hw: HardwareSpec) -> list:
     if style == "nvdla_like" and layer.operator.form == "conv":
         # NVDLA's cluster size is design-time flexible between 16 and 64 (FLASH Table 2);
         # smaller ones only when nothing else fits
-        return _candidates(min(64, hw.num_pes, layer.sizes["C"]))
+        return list(_candidates(min(64, hw.num_pes, layer.sizes["C"])))
     return [0]
 
 

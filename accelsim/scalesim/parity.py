@@ -67,13 +67,14 @@ def scalesim_topology_text(topology: ScaleSimTopology) -> str:
     """The topology in SCALE-Sim's convolution form (GEMM rows as SCALE-Sim converts them;
     depthwise layers already split, one channel each, which SCALE-Sim keeps as they are)."""
     lines = [", ".join(CONV_COLUMNS) + ","]
-    for l in topology.layers:
-        if l.stride_width != l.stride_height:
-            raise InputError(f"layer {l.name!r}: SCALE-Sim's reader takes one stride for both axes; "
-                             f"this layer has {l.stride_height} x {l.stride_width}",
-                             source=topology.source, line=l.line)
-        lines.append(", ".join(str(v) for v in (l.name, l.ifmap_height, l.ifmap_width, l.filter_height,
-                                                l.filter_width, l.channels, l.num_filters, l.stride_height)) + ",")
+    for layer in topology.layers:
+        if layer.stride_width != layer.stride_height:
+            raise InputError(f"layer {layer.name!r}: SCALE-Sim's reader takes one stride for both axes; "
+                             f"this layer has {layer.stride_height} x {layer.stride_width}",
+                             source=topology.source, line=layer.line)
+        fields = (layer.name, layer.ifmap_height, layer.ifmap_width, layer.filter_height, layer.filter_width,
+                  layer.channels, layer.num_filters, layer.stride_height)
+        lines.append(", ".join(str(v) for v in fields) + ",")
     return "\n".join(lines) + "\n"
 
 

@@ -40,9 +40,10 @@ from accelsim.mapping.compile import CompiledMapping, buffer_needs_bytes, check_
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.topology import ScaleSimLayer, ScaleSimTopology
 from accelsim.model_options import SystolicFold
+from accelsim.workload.operators import TensorRole
 from accelsim.workload.ops import Layer, OpType
 
-STATIONARY = {"os": "output", "ws": "weight", "is": "input"}
+STATIONARY: dict[str, TensorRole] = {"os": "output", "ws": "weight", "is": "input"}
 # (dimension over rows, dimension over columns, dimension streamed in time), in our GEMM names
 PLACEMENT = {"os": ("M", "N", "K"), "ws": ("K", "N", "M"), "is": ("K", "M", "N")}
 UNBOUNDED_L1_BYTES = 1 << 40  # while choosing chunks; L1 is sized to the result afterwards

@@ -22,7 +22,7 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
 from accelsim.mapping.jobs import Job
-from accelsim.model_options import MODES
+from accelsim.model_options import MODES, check_mode
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.workload.ops import Layer
@@ -117,7 +117,7 @@ def run_model(task: ModelTask, dataflow: Sequence[Directive]) -> dict[str, Any]:
     try:
         cm = compile_mapping(task.layer, dataflow, task.hw.num_pes, source="candidate")
         if task.model == SIMULATOR:
-            result = simulate_layer(cm, task.hw, SimOptions(mode=task.mode))  # type: ignore[arg-type]
+            result = simulate_layer(cm, task.hw, SimOptions(mode=check_mode(task.mode)))
         else:
             result = MODELS[task.model](cm, task.hw, task.mode, job=Job(task.layer, tuple(dataflow), "candidate"))
     except MappingError as exc:

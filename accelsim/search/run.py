@@ -46,7 +46,7 @@ def best_row(frame: pd.DataFrame) -> dict[str, Any] | None:
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return None
-    return ok.loc[ok["cost"].idxmin()].to_dict()
+    return {str(column): value for column, value in ok.iloc[ok["cost"].argmin()].items()}
 
 
 def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None) -> LayerSearch:

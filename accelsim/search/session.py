@@ -110,7 +110,9 @@ def _layers(settings: SearchSettings) -> tuple[str, list[Layer]]:
     if settings.mapping is not None:
         name, jobs = jobs_from_maestro(settings.mapping, settings.layer)
         return name, [job.layer for job in jobs]
-    net = load_network(settings.network)  # type: ignore[arg-type]
+    if settings.network is None:
+        raise InputError("give --network NAME or --mapping FILE.m: the layers to search")
+    net = load_network(settings.network)
     return net.name, [net.layer(settings.layer)] if settings.layer is not None else list(net.layers)
 
 
@@ -173,7 +175,9 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
                 sim.preload(saved)
                 reranking = rerank(found.frame, sim, settings.top_k,
                                    _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else found.best
+        best = best_row(reranking.frame) if reranking is not None else None
+        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+            best = found.best
         frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
         summary["layers"].append(_layer_summary(layer, found, reranking, best, screen_seconds,
                                                 time.perf_counter() - start))

@@ -29,7 +29,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import product
-from math import ceil, prod
+from math import prod
 
 import numpy as np
 
@@ -386,7 +386,7 @@ class ScheduleProfile:
         # ---- outputs: a run is the steps over one output tile
         run_start = steps % self.run_steps == 0
         run_end = ((steps + 1) % self.run_steps == 0) | (steps == cm.steps - 1)
-        revisit = (rep[:, self.outer_red] > 0).any(axis=1) if self.outer_red else np.zeros(n, dtype=bool)
+        revisit = np.asarray((rep[:, self.outer_red] > 0).any(axis=1)) if self.outer_red else np.zeros(n, dtype=bool)
         last_visit = (rep[:, self.outer_red] == [cm.loops[i].trips - 1 for i in self.outer_red]).all(axis=1) \
             if self.outer_red else np.ones(n, dtype=bool)
         olo, ohi = cur.tensor(nest, "output")

@@ -62,7 +62,7 @@ def box_minus(box: Box, prev: Box | None) -> list[Box]:
 
 
 def box_words(box: Box) -> int:
-    return prod(h - l + 1 for l, h in zip(*box))
+    return prod(high - low + 1 for low, high in zip(*box))
 
 
 class TensorLayout:

@@ -101,7 +101,7 @@ def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None)
         for net in NETWORKS:
             sel = moving & (comp == net)
             binned.add(net, start[sel], end[sel], words[sel].astype(float))
-    last: dict[str, tuple[int, int]] = {}  # buffer -> (cycle, value) of its latest sample
+    latest: dict[str, tuple[int, int]] = {}  # buffer -> (cycle, value) of its latest sample
     for chunk in read_table(layer_dir, "counters"):
         for name in BUFFERS:
             sel = [i for i, c in enumerate(chunk["counter"]) if c == name]
@@ -109,12 +109,12 @@ def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None)
                 continue
             t = np.asarray(chunk["cycle"], dtype=np.int64)[sel]
             v = np.asarray(chunk["value"], dtype=np.int64)[sel]
-            if name in last:
-                t, v = np.r_[last[name][0], t], np.r_[last[name][1], v]
+            if name in latest:
+                t, v = np.r_[latest[name][0], t], np.r_[latest[name][1], v]
             binned.add(name, t[:-1], t[1:], (v[:-1] * (t[1:] - t[:-1])).astype(float))
-            last[name] = (int(t[-1]), int(v[-1]))
-    for name, (t, v) in last.items():
-        binned.add(name, np.array([t]), np.array([cycles]), np.array([float(v * (cycles - t))]))
+            latest[name] = (int(t[-1]), int(v[-1]))
+    for name, (cycle, value) in latest.items():
+        binned.add(name, np.array([cycle]), np.array([cycles]), np.array([float(value * (cycles - cycle))]))
     return meta, binned
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from accelsim.errors import InputError
 from accelsim.trace.events import CounterSample, TraceEvent
@@ -33,7 +33,7 @@ class _Table:
     def __init__(self, path: Path, columns: tuple[str, ...], parquet: bool):
         self.columns, self.parquet = columns, parquet
         self.rows: list[tuple] = []
-        self.writer = None
+        self.writer: Any = None  # a pyarrow ParquetWriter (pyarrow has no type stubs)
         if parquet:
             import pyarrow as pa
             import pyarrow.parquet as pq

@@ -41,6 +41,8 @@ def attribute_gaps(scenarios: Iterable[Scenario], rows: list[dict[str, Any]], bu
                 continue
             concrete = concrete or scenario_jobs(sc)
             job = next(j for layer, j, _ in concrete.layers if layer.name == layer_name)
+            if job is None:  # unmappable: nothing was simulated
+                continue
             cm = prepare(job, concrete.hw)
             parts = ablate(cm, concrete.hw, real["cycles"], smae["cycles"]).split(ana["cycles"])
             out.append({"set": sc.set_name, "network": sc.network, "hw": sc.hw, "style": sc.style,

@@ -110,7 +110,7 @@ def flash_maeri_tiles(m: int, n: int, k: int, num_pes: int, s1_words: int, s2_wo
     out_limit = isqrt(s2_words // 2 + n * n) - n
     mk_out = min(pow2_at_most(out_limit), m, k)
     n_out = max(1, n * mk_out // num_pes)
-    inner = pow2_at_most(sqrt((s1_words + 2) / 2) - 1)
+    inner = pow2_at_most(int(sqrt((s1_words + 2) / 2) - 1))  # the same power of two as of the real number
     return FlashTiles(mk_out, mk_out, n_out, min(inner, mk_out), min(inner, n_out))
 
 
@@ -360,7 +360,8 @@ def gamma_below_compute_bound() -> PaperCheck:
     rows = [("network", "platform (PEs)", "GAMMA latency (cycles, as printed)", "our compute bound: MACs / PEs",
              "latency / bound", "flag")]
     for net_name, paper_name, platform, pes, latency in GAMMA_TABLE_4_5:
-        macs = sum(l.macs for l in load_network(net_name).layers if l.operator.combine == "multiply_accumulate")
+        macs = sum(layer.macs for layer in load_network(net_name).layers
+                   if layer.operator.combine == "multiply_accumulate")
         bound = -(-macs // pes)
         ratio = float(latency) / bound
         rows.append((paper_name, f"{platform} ({pes:,})", latency, f"{bound:,} ({macs:,} MACs)", f"{ratio:.2f}",

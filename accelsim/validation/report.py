@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from accelsim.compare.metrics import CYCLE_TOLERANCE
 from accelsim.validation.paper_checks import PaperCheck, StyleForm
@@ -91,7 +91,7 @@ def _counts_agree(a: dict[str, Any], b: dict[str, Any]) -> int:
 N_COUNTS = 1 + len(ACCESS_COLUMNS)
 
 
-def _ok(run: dict[str, Any] | None) -> bool:
+def _ok(run: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
     return run is not None and run["status"] == "ok"
 
 

@@ -27,6 +27,7 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job, prepare
 from accelsim.mapping.styles import style_mapping
+from accelsim.model_options import check_mode
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.validation.scenarios import Scenario
@@ -60,7 +61,7 @@ def analytical_model() -> LayerModel:
 
 def simulator_model(cm: CompiledMapping, hw: HardwareSpec, mode: str, **options: Any) -> LayerResult:
     """The simulator as a (cm, hw, mode) callable; ``options``: further SimOptions fields."""
-    return simulate_layer(cm, hw, SimOptions(mode=mode, **options))  # type: ignore[arg-type]
+    return simulate_layer(cm, hw, SimOptions(mode=check_mode(mode), **options))
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from accelsim.workload.ops import Layer
 
 TensorRole = Literal["input", "weight", "output"]
-TENSOR_ROLES: tuple[TensorRole, ...] = ("input", "weight", "output")
-OPERAND_ROLES: tuple[TensorRole, ...] = ("input", "weight")
+TENSOR_ROLES: tuple[str, ...] = ("input", "weight", "output")
+OPERAND_ROLES: tuple[str, ...] = ("input", "weight")
 
 StrideName = Literal["stride_y", "stride_x"]
 Coefficient = int | StrideName  # a number, or the layer's stride along one axis
@@ -102,12 +102,12 @@ class Operator:
     computes: str  # the operator as one formula, for documentation and messages
     dims: Mapping[str, int | None]
     loop: tuple[str, ...]
-    tensors: Mapping[TensorRole, tuple[AxisSpec, ...]]
+    tensors: Mapping[str, tuple[AxisSpec, ...]]
     maestro_type: str
     form: MappingForm
     reference: Reference
     windows: tuple[Window, ...] = ()
-    layouts: Mapping[TensorRole, tuple[int, ...]] = field(default_factory=dict)
+    layouts: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     maestro_aliases: tuple[str, ...] = ()
     batch_dims: tuple[str, ...] = ()
     combine: Combine = "multiply_accumulate"
@@ -185,12 +185,12 @@ def _add_reference(layer: Layer, input: np.ndarray, weight: np.ndarray) -> np.nd
     return np.add(input, weight)
 
 
-_CONV_TENSORS: Mapping[TensorRole, tuple[AxisSpec, ...]] = {
+_CONV_TENSORS: Mapping[str, tuple[AxisSpec, ...]] = {
     "input": (_N, _C, _ROWS, _COLS),
     "weight": (_K, _C, _R, _S),
     "output": (_N, _K, _OUT_ROWS, _OUT_COLS),
 }
-_CONV_LAYOUTS: Mapping[TensorRole, tuple[int, ...]] = {"input": _NHWC, "weight": _NHWC, "output": _NHWC}
+_CONV_LAYOUTS: Mapping[str, tuple[int, ...]] = {"input": _NHWC, "weight": _NHWC, "output": _NHWC}
 
 
 def _conv(op: OpType, maestro_type: str, dims: Mapping[str, int | None], rules: tuple[SizeRule, ...]) -> Operator:
