@@ -51,6 +51,7 @@ SLOW = {
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
     "accelsim bench --search": "search throughput with local and Dask workers",
+    "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.
