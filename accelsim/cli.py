@@ -396,13 +396,14 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
         models = ("analytical",)
     try:
         hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        network_layers = None  # SCALE-Sim rows are matched by position in the whole network
-        if scalesim_report is not None and layer is not None:
+        network_layers = positions = None  # SCALE-Sim's and MAESTRO's rows follow the whole network
+        if (scalesim_report is not None or maestro_csv is not None) and layer is not None:
             all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
             network_layers = [j.layer.name for j in all_jobs]
+            positions = [i for i, j in enumerate(all_jobs) if j.layer.name == layer]
         with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
             result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
-                                  allow_overflow, attribution, advance)
+                                  allow_overflow, attribution, advance, positions)
     except InputError as exc:
         _fail(str(exc))
     click.echo(format_comparison(result, detail=not brief))
