@@ -1,17 +1,24 @@
 """The ``accelsim`` command.
 
 User mistakes (bad files, flags, mappings that do not fit) print one ``error:`` line naming
-the file, line or field and exit with status 2; no traceback.
+the file, line or field and exit with status 2; no traceback. They take one path: a command
+calls :func:`_fail` or lets an InputError rise, and the group turns either into a
+:class:`UserError`. Options several commands take are declared once below; related options
+reach a command as one record (:class:`JobArgs`, :class:`OutputArgs`, ...).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import json
 import sys
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar, cast
 
 import click
 
@@ -33,20 +40,173 @@ from accelsim.compare import (
     format_comparison,
 )
 from accelsim.errors import InputError
-from accelsim.functional import DTYPES
+from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.model_options import MODES, Mode
 from accelsim.results import NetworkResult, write_json
 from accelsim.sim.engine import SimOptions
+from accelsim.text_table import format_table
 from accelsim.workload.tables import available_networks
 
 EXIT_USER_ERROR = 2
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USER_ERROR)
+class UserError(click.ClickException):
+    """A mistake in what the user gave us: printed as one ``error:`` line on stderr, exit status 2.
+    Every command's InputError becomes one (see :class:`_Accelsim`)."""
+
+    exit_code = EXIT_USER_ERROR
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+def _fail(message: str) -> NoReturn:
+    """Stop the command with ``error: message`` and exit status 2."""
+    raise UserError(message)
+
+
+class _Accelsim(click.Group):
+    """The ``accelsim`` group: the one error path. An InputError raised anywhere in a command (a
+    bad file, field, mapping or option value) leaves it as a :class:`UserError`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            raise UserError(str(exc)) from None
+
+
+# ----- options, declared once -------------------------------------------------------------------
+def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator applying ``options`` in the order given (as --help lists them)."""
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def _record(cls: type, param: str, *options: Callable[[F], F]) -> Callable[[F], F]:
+    """Declare ``options`` and hand the command one ``cls`` record as keyword ``param`` instead:
+    the options' destinations are the record's fields."""
+    fields = [f.name for f in dataclasses.fields(cls)]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_record(*args: Any, **kwargs: Any) -> Any:
+            kwargs[param] = cls(**{name: kwargs.pop(name) for name in fields})
+            return command(*args, **kwargs)
+
+        return _options(*options)(cast(F, with_record))
+
+    return decorate
+
+
+_set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                           help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
+_progress_option = click.option("--progress/--no-progress", default=None,
+                                help="Progress bar (default: on when stderr is a terminal).")
+
+
+def _json_option(help: str = "Write per-layer results as a JSON list.") -> Callable[[F], F]:
+    return click.option("--json", "json_out", type=click.Path(dir_okay=False), help=help)
+
+
+def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Callable[[F], F]:
+    return click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help=help)
+
+
+def _force_option(what: str = "--json/--csv files") -> Callable[[F], F]:
+    return click.option("--force", is_flag=True, help=f"Overwrite existing {what}.")
+
+
+def _mode_option(default: Mode, help: str) -> Callable[[F], F]:
+    """--mode with ``default`` listed first."""
+    choices = [default] + [m for m in MODES if m != default]
+    return click.option("--mode", type=click.Choice(choices), default=default, show_default=True, help=help)
+
+
+def _allow_overflow_option(verb: str) -> Callable[[F], F]:
+    return click.option("--allow-overflow", is_flag=True,
+                        help=f"{verb} mappings whose tiles do not fit their buffers (warns).")
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    """What to run: hardware (``--hw`` and ``--set``) and a mapping file or a network under a
+    style, optionally one layer."""
+
+    hw_ref: str | None
+    mapping_path: str | None
+    network: str | None
+    style: str | None
+    layer: str | None
+    overrides: tuple[str, ...]
+
+    def check(self) -> None:
+        """--mapping FILE.m, or --network NAME with --style."""
+        if (self.mapping_path is None) == (self.network is None):
+            _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
+        if self.network is not None and self.style is None:
+            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
+        if self.mapping_path is not None and self.style is not None:
+            _fail("--style applies to --network only; a mapping file carries its own dataflow")
+
+    def load(self, all_layers: bool = False) -> LoadedJobs:
+        """The hardware spec and the jobs (every layer with ``all_layers``); raises InputError."""
+        hw, name, jobs = _load_jobs(self.hw_ref or "", self.overrides, self.mapping_path, self.network, self.style,
+                                    None if all_layers else self.layer)
+        return LoadedJobs(hw, name, jobs)
+
+
+@dataclass(frozen=True)
+class LoadedJobs:
+    """The hardware, the network's name and its jobs."""
+
+    hw: HardwareSpec
+    name: str
+    jobs: list[Job]
+
+
+def _job_options(verb: str, hw_required: bool = True) -> Callable[[F], F]:
+    """--hw, --mapping, --network, --style, --layer and --set as one :class:`JobArgs` ``job``
+    (simulate, analyze, compare, lint); ``verb`` starts --layer's help."""
+    return _record(
+        JobArgs, "job",
+        click.option("--hw", "hw_ref", required=hw_required,
+                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
+        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--layer", help=f"{verb} only this layer."),
+        _set_option,
+    )
+
+
+@dataclass(frozen=True)
+class OutputArgs:
+    """Where results go: ``--json``, ``--csv`` and whether existing files may be overwritten."""
+
+    json_out: str | None
+    csv_out: str | None
+    force: bool
+
+    def check(self) -> None:
+        _check_output(self.json_out, self.force)
+        _check_output(self.csv_out, self.force)
+
+
+def _output_options(json_option: Callable[[F], F] = _json_option(), csv_option: Callable[[F], F] = _csv_option(),
+                    force_what: str = "--json/--csv files") -> Callable[[F], F]:
+    """--json, --csv and --force as one :class:`OutputArgs` ``out``."""
+    return _record(OutputArgs, "out", json_option, csv_option, _force_option(force_what))
 
 
 def _check_output(path: str | None, force: bool) -> None:
@@ -60,29 +220,19 @@ def _check_output(path: str | None, force: bool) -> None:
         _fail(f"{path}: directory {p.parent} does not exist")
 
 
-def _check_job_args(mapping_path: str | None, network: str | None, style: str | None) -> None:
-    """--mapping FILE.m, or --network NAME with --style (simulate, analyze, compare)."""
-    if (mapping_path is None) == (network is None):
-        _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
-    if network is not None and style is None:
-        _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
-    if mapping_path is not None and style is not None:
-        _fail("--style applies to --network only; a mapping file carries its own dataflow")
-
-
-def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | None, style: str | None,
-               layer: str | None):
-    """(hardware spec, network name, jobs) of the checked job arguments; raises InputError."""
+def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, network: str | None,
+               style: str | None, layer: str | None) -> tuple[HardwareSpec, str, list[Job]]:
+    """(hardware spec, network name, jobs) of checked job arguments; raises InputError."""
     hw = load_hardware(hw_ref, list(overrides))
     if mapping_path is not None:
         name, jobs = jobs_from_maestro(mapping_path, layer)
     else:
-        name, jobs = jobs_from_network(network, style, hw, layer)
+        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
     return hw, name, jobs
 
 
 @contextmanager
-def _progress_bar(progress: bool | None, total_layers: int, name: str):
+def _progress_bar(progress: bool | None, total_layers: int, name: str) -> Iterator[Callable[[Any], None] | None]:
     """A tqdm bar over layers on stderr (default: when stderr is a terminal): yields the
     per-layer callback that advances it, or None when no bar is shown."""
     show = progress if progress is not None else sys.stderr.isatty()
@@ -95,7 +245,7 @@ def _progress_bar(progress: bool | None, total_layers: int, name: str):
         yield lambda done: bar.update(1)
 
 
-def _write_csv(rows: list[dict], path: str) -> None:
+def _write_csv(rows: list[dict[str, Any]], path: str) -> None:
     """Rows (dicts with the same keys) as a CSV file with a header line."""
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -104,28 +254,8 @@ def _write_csv(rows: list[dict], path: str) -> None:
     click.echo(f"wrote {path}")
 
 
-def _job_inputs(verb: str, hw_required: bool = True):
-    """The options naming what to run, shared by simulate, analyze and compare: --hw, --mapping,
-    --network, --style and --layer (``verb`` starts --layer's help)."""
-    options = (
-        click.option("--hw", "hw_ref", required=hw_required,
-                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
-        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
-        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
-        click.option("--layer", help=f"{verb} only this layer."),
-    )
-
-    def apply(command):
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply
-
-
 @contextmanager
-def _overflow_warnings():
+def _overflow_warnings() -> Iterator[None]:
     """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
@@ -133,7 +263,7 @@ def _overflow_warnings():
         yield
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Accelsim, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="accelsim")
 def main() -> None:
     """Cycle-level simulator of spatial DNN accelerators executing MAESTRO-style mappings."""
@@ -155,186 +285,190 @@ def _format_table(result: NetworkResult) -> str:
         rows.append(("TOTAL", "", f"{s['cycles']:,}", f"{s['macs']:,}", f"{100 * s['pe_utilization']:.1f}",
                      f"{s['energy_pj'] / 1e6:.3f}", "", "", f"{stall['distribution_noc']:,}",
                      f"{stall['reduction']:,}", f"{stall['dram']:,}"))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    return "\n".join(lines)
+    return format_table(header, rows, left=(0, 1))
 
 
-# --set, --json and --csv as simulate and analyze take them
-_set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                           help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
-_json_option = click.option("--json", "json_out", type=click.Path(dir_okay=False),
-                            help="Write per-layer results as a JSON list.")
-_csv_option = click.option("--csv", "csv_out", type=click.Path(dir_okay=False),
-                           help="Write per-layer results as CSV (MAESTRO column names).")
+@dataclass(frozen=True)
+class ScaleSimArgs:
+    """``--scalesim-config`` and ``--topology``: SCALE-Sim's own inputs instead of --hw and a mapping."""
+
+    scalesim_config: str | None
+    topology: str | None
+
+    @property
+    def given(self) -> bool:
+        return self.scalesim_config is not None or self.topology is not None
+
+
+@dataclass(frozen=True)
+class TraceArgs:
+    """``--trace DIR`` and how to trace (formats, detail, components)."""
+
+    trace_dir: str | None
+    trace_format: str
+    trace_detail: str
+    trace_components: str | None
+
+
+@dataclass(frozen=True)
+class FunctionalArgs:
+    """``--functional`` (values along the transfers, output checked) and its operands."""
+
+    enabled: bool
+    seed: int
+    dtype: str
+    unchecked: bool
 
 
 @main.command()
-@_job_inputs("Simulate", hw_required=False)
-@click.option("--scalesim-config", type=click.Path(dir_okay=False),
-              help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw.")
-@click.option("--topology", type=click.Path(dir_okay=False),
-              help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config).")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
-@_set_option
-@_json_option
-@_csv_option
-@click.option("--allow-overflow", is_flag=True, help="Simulate mappings whose tiles do not fit their buffers (warns).")
+@_job_options("Simulate", hw_required=False)
+@_record(ScaleSimArgs, "scalesim",
+         click.option("--scalesim-config", type=click.Path(dir_okay=False),
+                      help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw."),
+         click.option("--topology", type=click.Path(dir_okay=False),
+                      help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config)."))
+@_mode_option("realistic", "realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
+@_output_options(force_what="--json/--csv files and a non-empty --trace directory")
+@_allow_overflow_option("Simulate")
 @click.option("--per-pe", is_flag=True, help="One event per PE and packet (slow; the reference for the grouped mode).")
-@click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
-              help="Write execution traces into this directory (one subdirectory per layer).")
-@click.option("--trace-format", default="perfetto,parquet,dram", show_default=True,
-              help="Comma-separated trace formats: perfetto, parquet (CSV without pyarrow), csv, dram.")
-@click.option("--trace-detail", type=click.Choice(["step", "transfer", "pe"]), default="transfer", show_default=True,
-              help="step: one span per network and step; transfer: one per tensor burst; pe: per PE and packet.")
-@click.option("--trace-components", metavar="LIST",
-              help="Comma-separated components to trace: dram, distribution_noc, reduction_noc, pe_array, pe, "
-                   "buffers (default: all).")
-@click.option("--functional", is_flag=True,
-              help="Move real values along the simulated transfers and check each layer's output (small layers).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random operands of --functional.")
-@click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
-              help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound).")
-@click.option("--unchecked", is_flag=True,
-              help="With --functional, for testing mappers: run a mapping that fails the legality checks "
-                   "(overlapping or gapped windows, reduction without a reduction network) and show what goes wrong.")
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files and a non-empty --trace directory.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
-def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, layer, mode, overrides, json_out,
-             csv_out, allow_overflow, per_pe, trace_dir, trace_format, trace_detail, trace_components,
-             functional, seed, dtype, unchecked, force, progress) -> None:
+@_record(TraceArgs, "trace",
+         click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
+                      help="Write execution traces into this directory (one subdirectory per layer)."),
+         click.option("--trace-format", default="perfetto,parquet,dram", show_default=True,
+                      help="Comma-separated trace formats: perfetto, parquet (CSV without pyarrow), csv, dram."),
+         click.option("--trace-detail", type=click.Choice(["step", "transfer", "pe"]), default="transfer",
+                      show_default=True,
+                      help="step: one span per network and step; transfer: one per tensor burst; pe: per PE and packet."),
+         click.option("--trace-components", metavar="LIST",
+                      help="Comma-separated components to trace: dram, distribution_noc, reduction_noc, pe_array, pe, "
+                           "buffers (default: all)."))
+@_record(FunctionalArgs, "functional",
+         click.option("--functional", "enabled", is_flag=True,
+                      help="Move real values along the simulated transfers and check each layer's output (small layers)."),
+         click.option("--seed", type=int, default=0, show_default=True, help="Random operands of --functional."),
+         click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
+                      help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound)."),
+         click.option("--unchecked", is_flag=True,
+                      help="With --functional, for testing mappers: run a mapping that fails the legality checks "
+                           "(overlapping or gapped windows, reduction without a reduction network) and show what goes "
+                           "wrong."))
+@_progress_option
+def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, allow_overflow: bool, per_pe: bool,
+             trace: TraceArgs, functional: FunctionalArgs, progress: bool | None) -> None:
     """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
 
     With --functional the exit status is 1 when a layer computes a wrong output."""
-    if scalesim_config is not None or topology is not None:
-        given = {"--hw": hw_ref, "--mapping": mapping_path, "--network": network, "--style": style,
-                 "--layer": layer, "--mode": mode != "realistic", "--set": overrides, "--allow-overflow": allow_overflow,
-                 "--per-pe": per_pe, "--trace": trace_dir, "--functional": functional, "--unchecked": unchecked}
-        _simulate_scalesim(scalesim_config, topology, [name for name, value in given.items() if value],
-                           json_out, csv_out, force, progress)
+    if scalesim.given:
+        given = {"--hw": job.hw_ref, "--mapping": job.mapping_path, "--network": job.network, "--style": job.style,
+                 "--layer": job.layer, "--mode": mode != "realistic", "--set": job.overrides,
+                 "--allow-overflow": allow_overflow, "--per-pe": per_pe, "--trace": trace.trace_dir,
+                 "--functional": functional.enabled, "--unchecked": functional.unchecked}
+        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress)
         return
-    if hw_ref is None:
+    if job.hw_ref is None:
         _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
-    _check_job_args(mapping_path, network, style)
-    if unchecked and not functional:
+    job.check()
+    if functional.unchecked and not functional.enabled:
         _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
-    if functional and trace_dir is not None:
+    if functional.enabled and trace.trace_dir is not None:
         _fail("--functional and --trace cannot be combined; run them separately (the timing is the same)")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
-    if trace_dir is not None and Path(trace_dir).is_dir() and any(Path(trace_dir).iterdir()) and not force:
-        _fail(f"{trace_dir}: directory is not empty; choose another or pass --force to write into it")
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        reports = []
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
-            if functional:
-                options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
-                result, reports = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, advance)
-            elif trace_dir is None:
-                result = run_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), allow_overflow, advance)
-            else:
-                from accelsim.trace import TraceConfig, trace_jobs
+    out.check()
+    trace_dir = Path(trace.trace_dir) if trace.trace_dir is not None else None
+    if trace_dir is not None and trace_dir.is_dir() and any(trace_dir.iterdir()) and not out.force:
+        _fail(f"{trace.trace_dir}: directory is not empty; choose another or pass --force to write into it")
+    loaded = job.load()
+    reports: list[FunctionalReport] = []
+    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+        if functional.enabled:
+            result, reports = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
+                                                  functional.seed, allow_overflow, advance)
+        elif trace_dir is None:
+            result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, advance)
+        else:
+            from accelsim.trace import TraceConfig, trace_jobs
 
-                config = TraceConfig.parse(trace_format, trace_detail, trace_components)
-                result = trace_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), Path(trace_dir), config,
-                                    allow_overflow, advance)
-    except InputError as exc:
-        _fail(str(exc))
-    results = result.layers
-    click.echo(f"{name} on {hw.name} ({mode} mode)")
+            config = TraceConfig.parse(trace.trace_format, trace.trace_detail, trace.trace_components)
+            result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
+                                advance)
+    click.echo(f"{loaded.name} on {loaded.hw.name} ({mode} mode)")
     click.echo(_format_table(result))
     for report in reports:
         click.echo(report.text())
-    if json_out:
-        write_json(results, json_out, {"functional": [r.to_dict() for r in reports]} if functional else None)
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv([r.to_row() for r in results], csv_out)
+    if out.json_out:
+        write_json(result.layers, out.json_out,
+                   {"functional": [r.to_dict() for r in reports]} if functional.enabled else None)
+        click.echo(f"wrote {out.json_out}")
+    if out.csv_out:
+        _write_csv([r.to_row() for r in result.layers], out.csv_out)
     if trace_dir is not None:
-        click.echo(f"wrote traces to {trace_dir}")
+        click.echo(f"wrote traces to {trace.trace_dir}")
     if any(not report.passed for report in reports):
         sys.exit(1)
 
 
 @main.command()
-@_job_inputs("Analyze")
+@_job_options("Analyze")
 @click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
-@click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
-              help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
-                   "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
-@_set_option
-@_json_option
-@_csv_option
-@click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides, json_out, csv_out, allow_overflow,
-            force) -> None:
+@_mode_option("maestro", "maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
+                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
+@_output_options()
+@_allow_overflow_option("Analyze")
+def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool) -> None:
     """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
     or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
 
-    _check_job_args(mapping_path, network, style)
+    job.check()
     if model == "maestro" and mode != "maestro":
         _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
+    out.check()
     maestro_csv_text = None
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        if model == "maestro":
-            from accelsim.maestro import analyze_jobs as analyze_maestro
-            from accelsim.maestro import csv_text
+    loaded = job.load()
+    if model == "maestro":
+        from accelsim.maestro import analyze_jobs as analyze_maestro
+        from accelsim.maestro import csv_text
 
-            result, analyses = analyze_maestro(name, jobs, hw)
-            maestro_csv_text = csv_text(analyses)
-        else:
-            with _overflow_warnings():
-                result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
-    except InputError as exc:
-        _fail(str(exc))
+        result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
+        maestro_csv_text = csv_text(analyses)
+    else:
+        with _overflow_warnings():
+            result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
     label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
-    click.echo(f"{name} on {hw.name} ({label})")
+    click.echo(f"{loaded.name} on {loaded.hw.name} ({label})")
     click.echo(_format_table(result))
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
-    if json_out:
-        write_json(result.layers, json_out)
-        click.echo(f"wrote {json_out}")
-    if csv_out and maestro_csv_text is not None:
-        Path(csv_out).write_text(maestro_csv_text, encoding="utf-8")
-        click.echo(f"wrote {csv_out}")
-    elif csv_out:
-        _write_csv([r.to_row() for r in result.layers], csv_out)
+    if out.json_out:
+        write_json(result.layers, out.json_out)
+        click.echo(f"wrote {out.json_out}")
+    if out.csv_out and maestro_csv_text is not None:
+        Path(out.csv_out).write_text(maestro_csv_text, encoding="utf-8")
+        click.echo(f"wrote {out.csv_out}")
+    elif out.csv_out:
+        _write_csv([r.to_row() for r in result.layers], out.csv_out)
 
 
 @main.command()
-@_job_inputs("Lint")
-@_set_option
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the findings as JSON.")
-@click.option("--force", is_flag=True, help="Overwrite an existing --json file.")
-def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force) -> None:
+@_job_options("Lint")
+@_json_option("Write the findings as JSON.")
+@_force_option("--json file")
+def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     """Say, for each layer, how MAESTRO's result for this mapping will be wrong: MACs it misses or
     double-counts, outputs inflated by stride, outputs of edge PEs it drops, idle PEs, buffers it
     does not enforce, layers it stops on. Exit status 0: clean, 1: findings, 2: bad input."""
     from accelsim.maestro.lint import lint_file_text, lint_job
 
-    _check_job_args(mapping_path, network, style)
+    job.check()
     _check_output(json_out, force)
-    try:
-        file_findings = lint_file_text(mapping_path) if mapping_path is not None else []
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        results = [lint_job(job, hw) for job in jobs]
-    except InputError as exc:
-        _fail(str(exc))
-    click.echo(f"{name} on {hw.name}: what MAESTRO will get wrong")
+    file_findings = lint_file_text(job.mapping_path) if job.mapping_path is not None else []
+    loaded = job.load()
+    results = [lint_job(j, loaded.hw) for j in loaded.jobs]
+    click.echo(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
     for finding in file_findings:
         click.echo(f"  file: [{finding.kind}] {finding.message}")
     for r in results:
@@ -346,7 +480,7 @@ def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force
     flagged = sum(1 for r in results if r.findings)
     click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
     if json_out:
-        Path(json_out).write_text(json.dumps({"network": name, "hw": hw.name,
+        Path(json_out).write_text(json.dumps({"network": loaded.name, "hw": loaded.hw.name,
                                               "file": [f.__dict__ for f in file_findings],
                                               "layers": [r.to_dict() for r in results]}, indent=2),
                                   encoding="utf-8")
@@ -354,7 +488,7 @@ def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force
     sys.exit(1 if count else 0)
 
 
-def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress) -> None:
+def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: OutputArgs, progress: bool | None) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
     from accelsim.scalesim.command import (
         ACCEPTED_OPTIONS,
@@ -366,72 +500,61 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
     from accelsim.scalesim.run import simulate_scalesim
     from accelsim.scalesim.topology import read_topology
 
-    if config_path is None or topology_path is None:
+    if scalesim.scalesim_config is None or scalesim.topology is None:
         _fail("--scalesim-config and --topology go together: give both (SCALE-Sim's .cfg and topology CSV)")
     if conflicting:
         _fail(f"{', '.join(conflicting)} cannot be combined with --scalesim-config/--topology, which replace "
               f"--hw and --mapping/--network; that path takes only {', '.join(ACCEPTED_OPTIONS)}")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
-    try:
-        config, topology = read_scalesim_config(config_path), read_topology(topology_path)
-        with _progress_bar(progress, len(topology.layers), topology.name) as advance:
-            results = simulate_scalesim(config, topology, advance)
-    except InputError as exc:
-        _fail(str(exc))
+    out.check()
+    config, topology = read_scalesim_config(scalesim.scalesim_config), read_topology(scalesim.topology)
+    with _progress_bar(progress, len(topology.layers), topology.name) as advance:
+        results = simulate_scalesim(config, topology, advance)
     click.echo(format_scalesim_table(config, topology, results))
-    if json_out:
-        Path(json_out).write_text(scalesim_json(results), encoding="utf-8")
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv(scalesim_rows(results), csv_out)
+    if out.json_out:
+        Path(out.json_out).write_text(scalesim_json(results), encoding="utf-8")
+        click.echo(f"wrote {out.json_out}")
+    if out.csv_out:
+        _write_csv(scalesim_rows(results), out.csv_out)
 
 
 @main.command()
-@_job_inputs("Compare")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hardware field (repeatable).")
+@_job_options("Compare")
+@_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
 @click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
-@click.option("--maestro-csv", type=click.Path(dir_okay=False), help="MAESTRO's result CSV (layers matched by name).")
+@click.option("--maestro-csv", type=click.Path(dir_okay=False),
+              help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")
 @click.option("--scalesim-report", type=click.Path(dir_okay=False),
               help="SCALE-Sim's COMPUTE_REPORT.csv (rows matched to the network's layers by order).")
 @click.option("--attribution/--no-attribution", default=True, show_default=True,
               help="Split each cycle gap into causes (realistic mode: six more simulations per layer).")
 @click.option("--brief", is_flag=True, help="Only the one-line-per-layer overview and the summary.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write one row per layer and metric as CSV.")
-@click.option("--allow-overflow", is_flag=True, help="Compare mappings whose tiles do not fit their buffers (warns).")
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
-def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models, maestro_csv, scalesim_report,
-            attribution, brief, json_out, csv_out, allow_overflow, force, progress) -> None:
+@_output_options(_json_option("Write the comparison as JSON."), _csv_option("Write one row per layer and metric as CSV."))
+@_allow_overflow_option("Compare")
+@_progress_option
+def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str | None, scalesim_report: str | None,
+            attribution: bool, brief: bool, out: OutputArgs, allow_overflow: bool, progress: bool | None) -> None:
     """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer."""
-    _check_job_args(mapping_path, network, style)
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
+    job.check()
+    out.check()
     if not models and maestro_csv is None and scalesim_report is None:
         models = ("analytical",)
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        network_layers = positions = None  # SCALE-Sim's and MAESTRO's rows follow the whole network
-        if (scalesim_report is not None or maestro_csv is not None) and layer is not None:
-            all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
-            network_layers = [j.layer.name for j in all_jobs]
-            positions = [i for i, j in enumerate(all_jobs) if j.layer.name == layer]
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
-            result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
-                                  allow_overflow, attribution, advance, positions)
-    except InputError as exc:
-        _fail(str(exc))
+    loaded = job.load()
+    network_layers = positions = None  # SCALE-Sim's and MAESTRO's rows follow the whole network
+    if (scalesim_report is not None or maestro_csv is not None) and job.layer is not None:
+        all_jobs = job.load(all_layers=True).jobs
+        network_layers = [j.layer.name for j in all_jobs]
+        positions = [i for i, j in enumerate(all_jobs) if j.layer.name == job.layer]
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+        result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
+                              network_layers, allow_overflow, attribution, advance, positions)
     click.echo(format_comparison(result, detail=not brief))
-    if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
+    if out.json_out:
+        with open(out.json_out, "w", encoding="utf-8") as f:
             json.dump(comparison_dict(result), f, indent=2)
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv(comparison_rows(result), csv_out)
+        click.echo(f"wrote {out.json_out}")
+    if out.csv_out:
+        _write_csv(comparison_rows(result), out.csv_out)
 
 
 @main.command()
@@ -439,18 +562,16 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
 @click.option("--network", required=True, help="Bundled network name or network YAML file.")
 @click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
 @click.option("--layer", help="Only this layer.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+@_set_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
-@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-def mapping(hw_ref, network, style, layer, overrides, output, force) -> None:
+@_force_option("output file")
+def mapping(hw_ref: str, network: str, style: str, layer: str | None, overrides: tuple[str, ...],
+            output: str | None, force: bool) -> None:
     """Write the MAESTRO mapping file a named style produces for a network."""
     _check_output(output, force)
-    try:
-        hw = load_hardware(hw_ref, list(overrides))
-        name, jobs = jobs_from_network(network, style, hw, layer)
-        text = write_maestro(to_maestro(name, jobs))
-    except InputError as exc:
-        _fail(str(exc))
+    hw = load_hardware(hw_ref, list(overrides))
+    name, jobs = jobs_from_network(network, style, hw, layer)
+    text = write_maestro(to_maestro(name, jobs))
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}")
@@ -468,20 +589,17 @@ def list_things() -> None:
 
 @main.command()
 @click.option("--hw", "hw_ref", required=True)
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-def hardware(hw_ref, overrides) -> None:
+@_set_option
+def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    try:
-        click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
-    except InputError as exc:
-        _fail(str(exc))
+    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
 
 
 @main.command()
 @click.option("--quick", is_flag=True, help="A smaller scenario (for CI smoke runs).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
-def bench(quick, search_bench) -> None:
+def bench(quick: bool, search_bench: bool) -> None:
     """Run the fixed benchmark scenario and print simulated cycles/s, events/s, peak memory."""
     if search_bench:
         from accelsim.search.bench import run_search_bench
@@ -499,8 +617,8 @@ def bench(quick, search_bench) -> None:
 @click.option("--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
               help="Directory for REPORT.md, results.csv and the PNG plots.")
 @click.option("--quick", is_flag=True, help="Small simulation budget, no SCALE-Sim run (a smoke run).")
-@click.option("--force", is_flag=True, help="Overwrite an existing report.")
-def validate(out_dir, quick, force) -> None:
+@_force_option("report")
+def validate(out_dir: str, quick: bool, force: bool) -> None:
     """Run the papers' scenario sets, paper checks and SCALE-Sim parity; write the report.
     Run from the repository root (it reads validation/scalesim and validation/traces)."""
     import time
@@ -508,11 +626,7 @@ def validate(out_dir, quick, force) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    try:
-        written = run_validation(ValidationPaths(Path(out_dir)), quick, force,
-                                 lambda message: click.echo(message, err=True))
-    except InputError as exc:
-        _fail(str(exc))
+    written = run_validation(ValidationPaths(Path(out_dir)), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"took {time.perf_counter() - start:.0f} s")
@@ -523,23 +637,20 @@ def validate(out_dir, quick, force) -> None:
 @click.option("--bins", default=400, show_default=True, type=click.IntRange(1, 100000),
               help="Time bins per figure.")
 @click.option("--window", metavar="FIRST:LAST", help="Only cycles FIRST to LAST (figure names get _FIRST-LAST).")
-@click.option("--force", is_flag=True, help="Overwrite existing figures.")
-def plot(trace_dir, bins, window, force) -> None:
+@_force_option("figures")
+def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
     """Draw PNG figures (PE utilization, bandwidth, buffers, stalls) of a --trace directory."""
-    try:
-        from accelsim.trace.plot import layer_dirs, plot_layer
+    from accelsim.trace.plot import layer_dirs, plot_layer
 
-        cycles = None
-        if window is not None:
-            parts = window.split(":")
-            if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-                raise InputError(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
-            cycles = (int(parts[0]), int(parts[1]))
-        for layer_dir in layer_dirs(Path(trace_dir)):
-            for path in plot_layer(layer_dir, bins, force, cycles):
-                click.echo(f"wrote {path}")
-    except InputError as exc:
-        _fail(str(exc))
+    cycles = None
+    if window is not None:
+        parts = window.split(":")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            _fail(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
+        cycles = (int(parts[0]), int(parts[1]))
+    for layer_dir in layer_dirs(Path(trace_dir)):
+        for path in plot_layer(layer_dir, bins, force, cycles):
+            click.echo(f"wrote {path}")
 
 
 @main.command(name="search")
@@ -556,8 +667,7 @@ def plot(trace_dir, bins, window, force) -> None:
               help="What to minimize: cycles, energy (pJ) or their product.")
 @click.option("--model", default="analytical", show_default=True,
               help="analytical, sim, maestro, or two-stage (analytical screen, the simulator re-ranks --top-k).")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="Fidelity mode of the models.")
+@_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
 @click.option("--scheduler", metavar="ADDR", help="Score on a Dask cluster, e.g. tcp://host:8786 (instead of --workers).")
@@ -569,7 +679,7 @@ def plot(trace_dir, bins, window, force) -> None:
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+@_progress_option
 def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
                    workers, scheduler, seed, max_levels, population, min_utilization, out_dir, resume,
                    progress) -> None:
@@ -588,8 +698,6 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         executor = make_executor(workers, scheduler)
         with _search_bar(progress, settings) as advance:
             summary = run_search(settings, Path(out_dir), executor, resume, advance)
-    except InputError as exc:
-        _fail(str(exc))
     except KeyboardInterrupt:
         click.echo(f"interrupted: what was scored is saved in {out_dir}; run the same command with --resume "
                    "to finish", err=True)
@@ -633,11 +741,7 @@ def _format_search(summary: dict) -> str:
                      fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
                      layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
                      fmt(fidelity.get("regret"), "{:.2%}")))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines.append("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    return "\n".join(lines)
+    return "\n".join(lines + [format_table(header, rows)])
 
 
 if __name__ == "__main__":  # pragma: no cover
