@@ -26,7 +26,7 @@ from accelsim import __version__
 from accelsim.api import (
     OverflowWarning,
     analyze_jobs,
-    jobs_from_maestro,
+    jobs_from_mapping_file,
     jobs_from_network,
     run_jobs,
     run_jobs_functional,
@@ -39,7 +39,7 @@ from accelsim.compare import (
     comparison_rows,
     format_comparison,
 )
-from accelsim.errors import InputError
+from accelsim.errors import InputError, InputWarning
 from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.hw.spec import HardwareSpec
@@ -182,8 +182,9 @@ def _job_options(verb: str, hw_required: bool = True) -> Callable[[F], F]:
         JobArgs, "job",
         click.option("--hw", "hw_ref", required=hw_required,
                      help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
-        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
-        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
+                     help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
+        click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
         click.option("--layer", help=f"{verb} only this layer."),
         _set_option,
@@ -224,10 +225,11 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
                style: str | None, layer: str | None) -> tuple[HardwareSpec, str, list[Job]]:
     """(hardware spec, network name, jobs) of checked job arguments; raises InputError."""
     hw = load_hardware(hw_ref, list(overrides))
-    if mapping_path is not None:
-        name, jobs = jobs_from_maestro(mapping_path, layer)
-    else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+    with _warning_lines():
+        if mapping_path is not None:
+            name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
+        else:
+            name, jobs = jobs_from_network(network or "", style or "", hw, layer)
     return hw, name, jobs
 
 
@@ -255,10 +257,12 @@ def _write_csv(rows: list[dict[str, Any]], path: str) -> None:
 
 
 @contextmanager
-def _overflow_warnings() -> Iterator[None]:
-    """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
+def _warning_lines() -> Iterator[None]:
+    """Show every OverflowWarning (--allow-overflow) and InputWarning (e.g. ONNX nodes left out)
+    as one ``warning:`` line on stderr."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
+        warnings.simplefilter("always", InputWarning)
         warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
         yield
 
@@ -379,7 +383,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     loaded = job.load()
     reports: list[FunctionalReport] = []
     options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
         if functional.enabled:
             result, reports = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
                                                   functional.seed, allow_overflow, advance)
@@ -435,7 +439,7 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
         result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
         maestro_csv_text = csv_text(analyses)
     else:
-        with _overflow_warnings():
+        with _warning_lines():
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
     label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
     click.echo(f"{loaded.name} on {loaded.hw.name} ({label})")
@@ -545,7 +549,7 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         all_jobs = job.load(all_layers=True).jobs
         network_layers = [j.layer.name for j in all_jobs]
         positions = [i for i, j in enumerate(all_jobs) if j.layer.name == job.layer]
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _overflow_warnings():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
                               network_layers, allow_overflow, attribution, advance, positions)
     click.echo(format_comparison(result, detail=not brief))
@@ -558,23 +562,55 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name or hardware file.")
-@click.option("--network", required=True, help="Bundled network name or network YAML file.")
-@click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
-@click.option("--layer", help="Only this layer.")
-@_set_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
+@_job_options("Write")
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
 @_force_option("output file")
-def mapping(hw_ref: str, network: str, style: str, layer: str | None, overrides: tuple[str, ...],
-            output: str | None, force: bool) -> None:
-    """Write the MAESTRO mapping file a named style produces for a network."""
+def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
+    """Write the mapping a named style produces for a network, or convert a mapping file, as a
+    MAESTRO .m file or a loop-nest YAML file."""
+    from accelsim.mapping.compile import compile_mapping
+    from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
+
+    job.check()
     _check_output(output, force)
-    hw = load_hardware(hw_ref, list(overrides))
-    name, jobs = jobs_from_network(network, style, hw, layer)
-    text = write_maestro(to_maestro(name, jobs))
+    loaded = job.load()
+    if form == "maestro":
+        text = write_maestro(to_maestro(loaded.name, loaded.jobs))
+    else:
+        nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
+                 for j in loaded.jobs]
+        text = write_loopnest(loaded.name, nests)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command(name="import-onnx")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the network table (YAML) here (default: stdout).")
+@click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
+@click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
+                                             "skipping them.")
+@_force_option("output file")
+def import_onnx_command(model: str, output: str | None, batch: int | None, strict: bool, force: bool) -> None:
+    """Turn an ONNX model into a network table to read, edit and run with --network."""
+    from accelsim.workload.onnx_import import import_onnx
+    from accelsim.workload.tables import network_yaml
+
+    _check_output(output, force)
+    imported = import_onnx(model, batch, strict)
+    notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
+    text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
+    if imported.skipped:
+        click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
     else:
         click.echo(text, nl=False)
 
@@ -676,13 +712,16 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
 @click.option("--min-utilization", type=float, default=0.5, show_default=True,
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--work-budget", type=float, default=None,
+              help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
+                   "default 200000; sim: steps x PEs, default 1000000); candidates above are skipped.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
 def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, out_dir, resume,
-                   progress) -> None:
+                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, out_dir,
+                   resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
@@ -694,7 +733,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
-                                  model, mode, top_k, seed, max_levels, population, min_utilization)
+                                  model, mode, top_k, seed, max_levels, population, min_utilization, work_budget)
         executor = make_executor(workers, scheduler)
         with _search_bar(progress, settings) as advance:
             summary = run_search(settings, Path(out_dir), executor, resume, advance)

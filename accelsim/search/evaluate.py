@@ -166,11 +166,13 @@ class Evaluator:
         return enc, legality
 
     def _score(self, pending: dict[str, tuple[Directive, ...]]) -> None:
-        """Score the pending schedules on the executor, a few batches per worker."""
+        """Score the pending schedules on the executor, in batches."""
         if not pending:
             return
         keys = list(pending)
-        parts = min(len(keys), self.executor.workers * 4 if self.executor.workers > 1 else 1)
+        # many small batches: candidates cost from microseconds to seconds, so workers balance
+        # by taking the next batch when done
+        parts = min(len(keys), self.executor.workers * 16 if self.executor.workers > 1 else 1)
         bounds = [len(keys) * i // parts for i in range(parts + 1)]
         batches = [keys[a:b] for a, b in pairwise(bounds)]
         results = self.executor.map_batches(self.task, [[pending[k] for k in batch] for batch in batches])
