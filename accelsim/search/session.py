@@ -173,7 +173,9 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
                 sim.preload(saved)
                 reranking = rerank(found.frame, sim, settings.top_k,
                                    _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else found.best
+        best = best_row(reranking.frame) if reranking is not None else None
+        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+            best = found.best
         frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
         summary["layers"].append(_layer_summary(layer, found, reranking, best, screen_seconds,
                                                 time.perf_counter() - start))
