@@ -530,7 +530,8 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
 @_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
 @click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
-@click.option("--maestro-csv", type=click.Path(dir_okay=False), help="MAESTRO's result CSV (layers matched by name).")
+@click.option("--maestro-csv", type=click.Path(dir_okay=False),
+              help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")
 @click.option("--scalesim-report", type=click.Path(dir_okay=False),
               help="SCALE-Sim's COMPUTE_REPORT.csv (rows matched to the network's layers by order).")
 @click.option("--attribution/--no-attribution", default=True, show_default=True,
@@ -547,12 +548,14 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
     if not models and maestro_csv is None and scalesim_report is None:
         models = ("analytical",)
     loaded = job.load()
-    network_layers = None  # SCALE-Sim rows are matched by position in the whole network
-    if scalesim_report is not None and job.layer is not None:
-        network_layers = [j.layer.name for j in job.load(all_layers=True).jobs]
+    network_layers = positions = None  # SCALE-Sim's and MAESTRO's rows follow the whole network
+    if (scalesim_report is not None or maestro_csv is not None) and job.layer is not None:
+        all_jobs = job.load(all_layers=True).jobs
+        network_layers = [j.layer.name for j in all_jobs]
+        positions = [i for i, j in enumerate(all_jobs) if j.layer.name == job.layer]
     with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
-                              network_layers, allow_overflow, attribution, advance)
+                              network_layers, allow_overflow, attribution, advance, positions)
     click.echo(format_comparison(result, detail=not brief))
     if out.json_out:
         with open(out.json_out, "w", encoding="utf-8") as f:

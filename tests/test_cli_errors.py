@@ -130,11 +130,15 @@ def test_malformed_dataflow(tmp_path, case):
     assert_user_error(result, f"{path}:{line}:", *phrases)
 
 
-def test_directive_larger_than_dimension(tmp_path):
+def test_directive_larger_than_dimension_covers_it(tmp_path):
+    """MAESTRO's convention: a map larger than its dimension covers the dimension (its tile
+    below is min(size, dimension)); the run equals the one with the exact size."""
     dims = "K: 8, C: 64, R: 3, S: 3, Y: 8, X: 8"
-    path = write(tmp_path, "big.m", mapping_text(["SpatialMap(1,1) K;", "TemporalMap(128,128) C;"], dims))
-    result = run("--hw", "eyeriss_like", "--mapping", str(path))
-    assert_user_error(result, f"{path}:{LINE + 1}:", "TemporalMap(128,128) C", "larger than dimension C (64)")
+    big = write(tmp_path, "big.m", mapping_text(["SpatialMap(1,1) K;", "TemporalMap(128,128) C;"], dims))
+    exact = write(tmp_path, "exact.m", mapping_text(["SpatialMap(1,1) K;", "TemporalMap(64,64) C;"], dims))
+    outputs = [run("--hw", "eyeriss_like", "--mapping", str(p), "--allow-overflow") for p in (big, exact)]
+    assert [r.exit_code for r in outputs] == [0, 0]
+    assert outputs[0].stdout == outputs[1].stdout
 
 
 def test_cluster_larger_than_array(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from accelsim.errors import InputError, MappingError
@@ -16,6 +18,7 @@ from accelsim.mapping.maestro_format import (
     strip_lines,
     write_maestro,
 )
+from accelsim.mapping.maestro_resolve import maestro_meaning
 from accelsim.workload.ops import OpType
 
 P = "net.m"
@@ -115,7 +118,14 @@ def test_realistic_multilayer_file():
     kcp = mf.layers[0]
     assert kcp.type == "CONV" and (kcp.stride_y, kcp.stride_x) == (2, 2)
     assert kcp.dims == {"K": 64, "C": 3, "R": 7, "S": 7, "Y": 230, "X": 230}
+    # MAESTRO's meaning: C's 64-wide map covers the 3 channels; at stride 2 a 7-row window over
+    # a 7-row filter is one output row, advancing 2 input rows (the file's text is kept too)
     assert kcp.dataflow == (
+        S(1, 1, "K", 10), T(3, 64, "C", 11), T(7, 7, "R", 12), T(7, 7, "S", 13),
+        T(7, 2, "Y", 14), T(7, 2, "X", 15), C(64, 16), S(1, 1, "C", 17),
+        T(7, 2, "Y", 18), T(7, 2, "X", 19), T(7, 7, "R", 20), T(7, 7, "S", 21),
+    )
+    assert kcp.written_dataflow == (
         S(1, 1, "K", 10), T(64, 64, "C", 11), T(7, 7, "R", 12), T(7, 7, "S", 13),
         T(7, 1, "Y", 14), T(7, 1, "X", 15), C(64, 16), S(1, 1, "C", 17),
         T(7, 1, "Y", 18), T(7, 1, "X", 19), T(7, 7, "R", 20), T(7, 7, "S", 21),
@@ -330,7 +340,7 @@ def test_expressions():
     layer = parse_maestro(text, P).layers[0]
     assert layer.dims["K"] == 10 and layer.dims["Y"] == 9 and layer.dims["X"] == 10
     assert strip_lines(MaestroFile("n", (layer,), P)).layers[0].dataflow == (
-        T(5, 1, "Y"), T(15, 2, "X"), C(15), S(4, 1, "K"),
+        T(5, 1, "Y"), T(10, 2, "X"), C(15), S(4, 1, "K"),
     )
 
 
@@ -360,7 +370,8 @@ def test_no_size_legality_checks_here():
         "Network n { Layer a { Type: CONV Dimensions { K: 4, C: 4, R: 1, S: 1, Y: 4, X: 4 } "
         "Dataflow { SpatialMap(100,100) K; Cluster(100000, P); SpatialMap(1,1) C; } } }", P
     )
-    assert mf.layers[0].dataflow[0].size == 100
+    assert mf.layers[0].dataflow[0].size == 4  # MAESTRO's meaning: the map covers K
+    assert mf.layers[0].written_dataflow[0].size == 100
 
 
 # ----- writer ----------------------------------------------------------------------------------
@@ -433,9 +444,18 @@ if given is not None:
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_files())
     def test_round_trip_property(mf):
+        """Reading a written file gives the layers back, with MAESTRO's meaning of their
+        directives (maestro_meaning: clamped sizes, strided input-row maps in output terms),
+        and the text as written kept."""
         text = write_maestro(mf)
-        assert strip_lines(parse_maestro(text, "gen.m")) == mf
-        assert strip_lines(parse_maestro(text.replace("\n", "\r\n"), "gen.m")) == mf
+        meant = MaestroFile(mf.network, tuple(
+            dataclasses.replace(la, dataflow=maestro_meaning(la.dataflow, la.type, la.dims,
+                                                             {"Y": la.stride_y, "X": la.stride_x}))
+            for la in mf.layers), mf.path)
+        back = strip_lines(parse_maestro(text, "gen.m"))
+        assert back == meant
+        assert [la.written_dataflow or la.dataflow for la in back.layers] == [la.dataflow for la in mf.layers]
+        assert strip_lines(parse_maestro(text.replace("\n", "\r\n"), "gen.m")) == meant
 
     _alphabet = st.sampled_from(list("NetworkLayerTypeCONVDimensionsDataflowSpatialMapCluster(){}:;,'/*#-+ \n\t0123456789KCRSYXPz"))
 
@@ -512,21 +532,18 @@ ERRORS = [
      "maps dimension R, which is not given in Dimensions"),
     (_layer("Type: CONV3D\nDimensions { K: 4 }\nDataflow { SpatialMap(1,1) K; }"), 3,
      "unknown Type 'CONV3D'; expected one of CONV, DSCONV, GEMM, FC, RESADD"),
-    (_layer("Type: NGCONV\nDimensions { K: 4 }\nDataflow { SpatialMap(1,1) K; }"), 3, "'NGCONV' is not supported"),
+    (_layer("Type: POOL\nDimensions { K: 4 }\nDataflow { SpatialMap(1,1) K; }"), 3, "'POOL' is not supported"),
     (_layer("Type: 3\nDimensions { K: 4 }\nDataflow { SpatialMap(1,1) K; }"), 3, "expected a layer type after 'Type'"),
     (_layer("Dimensions { K: 4 }\nDataflow { SpatialMap(1,1) K; }"), 2, "layer 'a' has no Type"),
     (_layer("Type: CONV\nDataflow { SpatialMap(1,1) K; }"), 2, "layer 'a' has no Dimensions block"),
     (_layer(GOOD_LAYER), 2, "layer 'a' has no Dataflow block"),
     (_layer(GOOD_LAYER + "Dataflow {\n}"), 5, "Dataflow is empty"),
     (_layer("Type: CONV\nDimensions { K: 4,\nK: 8 }\nDataflow { SpatialMap(1,1) K; }"), 5,
-     "duplicate dimension K in Dimensions (first given at line 4)"),
+     "dimension K is given twice with different sizes (4 at line 4, 8 here)"),
     (_layer("Type: CONV\nDimensions { K: 4, Y: 8,\ny': 8 }\nDataflow { SpatialMap(1,1) K; }"), 5, "not both"),
     (_layer("Type: CONV\nStride { X: 1,\nX: 2 }\n" + GOOD_LAYER[11:] + "Dataflow { SpatialMap(1,1) K; }"), 5, "duplicate Stride key X"),
     (_layer("Type: CONV\nStride { Z: 1 }\n" + GOOD_LAYER[11:] + "Dataflow { SpatialMap(1,1) K; }"), 4, "unknown Stride key 'Z'"),
     (_layer(GOOD_LAYER + "Type: GEMM\nDataflow { SpatialMap(1,1) K; }"), 5, "Type is given twice (first at line 3)"),
-    ("Network n {\nLayer a {\n" + GOOD_LAYER + "Dataflow { SpatialMap(1,1) K; }\n}\n"
-     "Layer a {\n" + GOOD_LAYER + "Dataflow { SpatialMap(1,1) K; }\n}\n}\n", 7,
-     "duplicate layer name 'a': already defined at line 2"),
     (_layer(GOOD_LAYER + "Dataflow {\nSpatialMap(Tile,1) K;\n}"), 6, "unknown Constant 'Tile'"),
     ("Constant Tile 2;\n" + _layer(GOOD_LAYER + "Dataflow {\nSpatialMap(tile,1) K;\n}"), 7,
      "unknown Constant 'tile' in the size of SpatialMap K in layer 'a'; defined Constants: Tile"),
@@ -612,3 +629,26 @@ def test_load_maestro_directory(tmp_path):
     with pytest.raises(MappingError) as ei:
         load_maestro(tmp_path)
     assert str(ei.value).startswith(f"{tmp_path}: ")
+
+
+def test_maestro_conventions_repeated_names_and_dimensions():
+    """As in MAESTRO's own files: a layer name may repeat (layers stay in file order) and a
+    dimension may be given twice with the same size (MAESTRO keeps the first entry; the
+    entries as written are kept for the MAESTRO model)."""
+    body = "Type: CONV\nDimensions { N: 1, N: 1, K: 4, C: 2, R: 1, S: 1, Y: 4, X: 4 }\nDataflow { SpatialMap(1,1) K; }"
+    mf = parse_maestro(f"Network n {{\nLayer a {{\n{body}\n}}\nLayer b {{\n{body}\n}}\nLayer a {{\n{body}\n}}\n}}\n")
+    assert [la.name for la in mf.layers] == ["a", "b", "a"] and [la.line for la in mf.layers] == [2, 7, 12]
+    assert mf.layers[0].dims["N"] == 1
+    assert mf.layers[0].written_dims[:2] == (("N", 1), ("N", 1))
+
+
+def test_maestro_meaning_of_strided_input_row_maps():
+    """``TemporalMap(Sz(R),1) Y`` on a stride-2 layer means one output row per step (MAESTRO's
+    ApplyOuterStride): size (3 + 2 - 3) / 2 x min(2, 3) + max(3 - 2, 0) = 3, offset 1 x 2 = 2;
+    a 5-row window holds (5 + 2 - 3) / 2 = 2 output rows and advances 4. A window that already
+    tiles the outputs is unchanged, and stride 1 changes nothing."""
+    dims = {"K": 4, "C": 2, "R": 3, "S": 3, "Y": 9, "X": 9}
+    flow = (T(3, 1, "Y", 0), T(5, 1, "X", 0), T(5, 4, "Y", 0), T(2, 1, "X", 0))
+    assert maestro_meaning(flow, "CONV", dims, {"Y": 2, "X": 2}) == (
+        T(3, 2, "Y", 0), T(5, 4, "X", 0), T(5, 4, "Y", 0), T(2, 1, "X", 0))
+    assert maestro_meaning(flow, "CONV", dims, {"Y": 1, "X": 1}) == flow

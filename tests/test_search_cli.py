@@ -221,8 +221,9 @@ def test_readme_mapper_guide_runs():
     namespace: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)
     frame = namespace["frame"]
-    assert len(frame) == 5 and (frame["status"] == "ok").sum() == 4
-    assert frame["reason"].iloc[-1] == "size_exceeds_dim"
+    # the last candidate's TemporalMap(128,128) C covers the 64 channels (MAESTRO's reading of a
+    # map larger than its dimension), so all five are legal
+    assert len(frame) == 5 and (frame["status"] == "ok").all()
     pytest.importorskip("optuna")
     namespace = {}
     exec(compile(blocks[1], "README.md", "exec"), namespace)

@@ -43,6 +43,18 @@ def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metric
     ``Runtime (Cycles)`` columns, a row of the wrong length, a value that is not a number or a
     layer named twice.
     """
+    found: dict[str, Metrics] = {}
+    for layer, metrics, line in read_maestro_rows(path, word_size_bytes):
+        if layer in found:
+            raise InputError(f"layer {layer!r} appears twice (MAESTRO appends to an existing CSV on every run; "
+                             "keep one run's rows)", source=str(path), line=line)
+        found[layer] = metrics
+    return found
+
+
+def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str, Metrics, int]]:
+    """(layer name, metrics, line) per row of a MAESTRO result CSV, in file order (a name may
+    repeat); errors as :func:`read_maestro_csv`."""
     source = str(path)
     rows = read_csv_rows(path, "MAESTRO CSV")
     if not rows:
@@ -58,15 +70,12 @@ def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metric
     for i, name in enumerate(header):
         index.setdefault(name, i)  # MAESTRO repeats "Compute Delay (Min)"; we read neither
     wanted = {**_MAESTRO_COLUMNS, **_MAESTRO_SIZES}
-    found: dict[str, Metrics] = {}
+    found: list[tuple[str, Metrics, int]] = []
     for line, cells in rows[1:]:
         if len(cells) != len(header):
             raise InputError(f"expected {len(header)} values (one per header column), got {len(cells)}",
                              source=source, line=line)
         layer = cells[index["Layer Number"]]
-        if layer in found:
-            raise InputError(f"layer {layer!r} appears twice (MAESTRO appends to an existing CSV on every run; "
-                             "keep one run's rows)", source=source, line=line)
         metrics: Metrics = {}
         for column, metric in wanted.items():
             if column not in index:
@@ -80,13 +89,24 @@ def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metric
             if column in _MAESTRO_SIZES:
                 value *= word_size_bytes
             metrics[metric] = int(value) if value.is_integer() else value
-        found[layer] = metrics
+        found.append((layer, metrics, line))
     return found
 
 
-def maestro_metrics(path: str | Path, word_size_bytes: int, layers: Sequence[str]) -> dict[str, Metrics]:
-    """The MAESTRO CSV's metrics of ``layers`` (matched by name); a layer the file lacks is an
-    InputError listing the file's layers."""
+def maestro_metrics(path: str | Path, word_size_bytes: int, layers: Sequence[str],
+                    network_layers: Sequence[str] | None = None, positions: Sequence[int] | None = None
+                    ) -> list[Metrics]:
+    """The MAESTRO CSV's metrics of ``layers``, in their order. When the file's rows are the
+    network's layers in order (``network_layers``, default ``layers``; names compared as MAESTRO
+    prints them, cut at '-' and '>'), rows are matched by position (``positions`` of ``layers``
+    in the network, default 0, 1, ...), so repeated names work; otherwise by name, and a layer
+    the file lacks or a name it repeats is an InputError."""
+    from accelsim.maestro.report import maestro_name
+
+    rows = read_maestro_rows(path, word_size_bytes)
+    network = list(network_layers or layers)
+    if len(rows) == len(network) and all(row[0] in (name, maestro_name(name)) for name, row in zip(network, rows)):
+        return [rows[p][1] for p in (positions if positions is not None else range(len(layers)))]
     table = read_maestro_csv(path, word_size_bytes)
     absent = [name for name in layers if name not in table]
     if absent:
@@ -96,7 +116,7 @@ def maestro_metrics(path: str | Path, word_size_bytes: int, layers: Sequence[str
                     "the layer names its current interface writes)")
         raise InputError(f"no row for layer(s) {', '.join(absent)}; the file's layers are: "
                          + (", ".join(table) or "none") + hint, source=str(path))
-    return {name: table[name] for name in layers}
+    return [table[name] for name in layers]
 
 
 def scalesim_metrics(path: str | Path, network_layers: Sequence[str], layers: Sequence[str]) -> dict[str, Metrics]:

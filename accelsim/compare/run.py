@@ -64,11 +64,13 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                  models: Sequence[str] = ("analytical",), maestro_csv: str | Path | None = None,
                  scalesim_report: str | Path | None = None, network_layers: Sequence[str] | None = None,
                  allow_overflow: bool = False, attribute: bool = True,
-                 progress: Callable[[LayerComparison], None] | None = None) -> Comparison:
+                 progress: Callable[[LayerComparison], None] | None = None,
+                 positions: Sequence[int] | None = None) -> Comparison:
     """Compare the simulator (in ``mode``) with each model of ``models`` (names in MODELS, run
     in the same mode) and with MAESTRO's CSV (layers matched by name) and SCALE-Sim's
     COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole network's layer
-    names; default: the jobs' layers). Every layer is compiled and checked and the files are
+    names; default: the jobs' layers; ``positions``: the jobs' places in it, for a MAESTRO CSV
+    whose rows follow the network). Every layer is compiled and checked and the files are
     read before any simulation runs. ``attribute`` adds the ablation runs (six more
     simulations per layer in realistic mode, and each model once more in maestro mode)."""
     unknown = [model for model in models if model not in MODELS]
@@ -76,17 +78,18 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
         raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")
     compiled = [prepare(job, hw, allow_overflow) for job in jobs]
     names = [job.layer.name for job in jobs]
-    external: dict[str, dict[str, Metrics]] = {}
+    external: dict[str, list[Metrics]] = {}
     if maestro_csv is not None:
-        external[MAESTRO_CSV] = maestro_metrics(maestro_csv, hw.word_size_bytes, names)
+        external[MAESTRO_CSV] = maestro_metrics(maestro_csv, hw.word_size_bytes, names, network_layers, positions)
     if scalesim_report is not None:
-        external[SCALESIM] = scalesim_metrics(scalesim_report, network_layers or names, names)
+        by_name = scalesim_metrics(scalesim_report, network_layers or names, names)
+        external[SCALESIM] = [by_name[name] for name in names]
     result = Comparison(network, hw.name, mode, list(models) + list(external))
     maestro_sources = [s for s in ("maestro", MAESTRO_CSV) if s in models or s in external]
-    for job, cm, name in zip(jobs, compiled, names):
+    for position, (job, cm, name) in enumerate(zip(jobs, compiled, names)):
         sim = simulate_layer(cm, hw, SimOptions(mode=check_mode(mode)))
         sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
-        sources.update({label: table[name] for label, table in external.items()})
+        sources.update({label: rows[position] for label, rows in external.items()})
         ablation = None
         maestro_mode_cycles = {}
         sim_maestro_cycles = sim.cycles

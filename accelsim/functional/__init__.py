@@ -30,7 +30,15 @@ __all__ = ["DTYPES", "FunctionalReport", "MAX_MACS", "MAX_PE_STEPS", "check_dtyp
 
 
 def check_size(cm: CompiledMapping) -> None:
-    """Refuse layers too large for functional execution (InputError naming the layer)."""
+    """Refuse layers too large for functional execution, or whose output index sums several loop
+    dimensions (a transposed convolution's scatter), which the datapath cannot follow yet
+    (InputError naming the layer)."""
+    scattered = [axis for axis in cm.layer.loop_nest().tensors["output"] if len(axis) > 1]
+    if scattered:
+        raise InputError(
+            f"layer {cm.layer.name!r} ({cm.layer.op.value}): functional execution does not follow outputs indexed "
+            "by a sum of loop dimensions (each input pixel scattering its filter taps) yet; its timing "
+            "simulation runs without --functional", source=cm.source)
     pe_steps = cm.steps * cm.used_pes
     if cm.layer.macs > MAX_MACS or pe_steps > MAX_PE_STEPS:
         raise InputError(

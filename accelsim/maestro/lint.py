@@ -92,7 +92,7 @@ def lint_job(job: Job, hw: HardwareSpec) -> LayerLint:
             top.macs, true_macs))
     true_outputs = job.layer.loop_nest().tensor_words("output")
     strided = job.layer.stride_y > 1 or job.layer.stride_x > 1
-    if strided and top.l2_read["output"] != true_outputs:
+    if strided and problem.analysed_type == problem.layer_type and top.l2_read["output"] != true_outputs:
         error = top.l2_read["output"] - true_outputs
         result.findings.append(Finding(
             "stride_inflated_outputs",
@@ -137,8 +137,11 @@ def _levels(problem, num_pes):
 
 
 def _mac_error_cause(job: Job, hw: HardwareSpec, written) -> str:
-    """Where the MAC error comes from: a coverage hole or overlap (named by our compiler), else the
-    spatial edge of the sliding-window SpatialMaps."""
+    """Where the MAC error comes from: a TRCONV read as a CONV, a coverage hole or overlap (named
+    by our compiler), else the spatial edge of the sliding-window SpatialMaps."""
+    if written.type == "TRCONV":
+        return ("MAESTRO analyses a TRCONV as a plain CONV of these dimensions (Y - R + 1 output rows, no "
+                "upsampling; quirk trconv_as_conv)")
     try:
         compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source)
     except MappingError as exc:

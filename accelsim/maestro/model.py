@@ -51,13 +51,17 @@ def hardware_of(hw: HardwareSpec) -> MaestroHardware:
 
 
 def problem_of(layer: MaestroLayer, network: str = "") -> MaestroProblem:
-    """A parsed layer in MAESTRO's form (dimensions in file order, strides on Y and X)."""
+    """A parsed layer in MAESTRO's form: its dimensions and directives as the file wrote them
+    (repeats kept, before our reading of MAESTRO's conventions), strides on Y and X."""
+    written = layer.written_dataflow or layer.dataflow
     dataflow = tuple(
         Directive("cluster", d.size, 0, "") if isinstance(d, ClusterDirective) else Directive(d.kind, d.size, d.offset, d.dim)
-        for d in layer.dataflow
+        for d in written
     )
-    strides = {"Y": layer.stride_y, "X": layer.stride_x}
-    return MaestroProblem(layer.name, layer.type, tuple(layer.dims.items()), strides, dataflow, network, layer.line)
+    dims = layer.written_dims or tuple(layer.dims.items())
+    # MAESTRO takes strides from the Stride block only (a TRCONV's upsampling 2 is dropped)
+    strides = dict(layer.written_strides) if layer.written_dims else {"Y": layer.stride_y, "X": layer.stride_x}
+    return MaestroProblem(layer.name, layer.type, dims, strides, dataflow, network, layer.line)
 
 
 @dataclass

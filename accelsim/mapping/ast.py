@@ -7,7 +7,7 @@ element remembers its 1-based source line so later checks can point at it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Union
 
 
@@ -48,6 +48,11 @@ class MaestroLayer:
     dims: dict[str, int]
     dataflow: tuple[Directive, ...]
     line: int
+    # as the file wrote them, before MAESTRO's conventions (repeats kept; empty: same as above);
+    # a model of MAESTRO's own reading (accelsim.maestro) reads these
+    written_dims: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    written_dataflow: tuple[Directive, ...] = field(default=(), compare=False)
+    written_strides: tuple[tuple[str, int], ...] = field(default=(), compare=False)  # the Stride block's entries
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ def strip_lines(mf: MaestroFile) -> MaestroFile:
                 layer,
                 line=0,
                 dataflow=tuple(dataclasses.replace(d, line=0) for d in layer.dataflow),
+                written_dataflow=tuple(dataclasses.replace(d, line=0) for d in layer.written_dataflow),
             )
             for layer in mf.layers
         ),

@@ -18,8 +18,14 @@ becomes an input size. Its rules:
 * ``Dimensions`` may give the output size ``Y'``/``X'`` instead of the input ``Y``/``X`` (real
   MAESTRO files do); giving both Y and Y' is an error. :func:`layer_from_maestro` derives the
   input size ``(Y' - 1) * stride + R``.
-* ``Stride`` takes X and Y only. Every layer needs a non-empty ``Dataflow`` (MAESTRO silently
-  reuses the previous layer's dataflow when one is missing; we refuse). Layer names are unique.
+* ``Stride`` takes X and Y only (a ``TRCONV``'s default is 2, its upsampling factor, as in
+  MAESTRO's parser). Every layer needs a non-empty ``Dataflow`` (MAESTRO silently reuses the
+  previous layer's dataflow when one is missing; we refuse).
+* As in MAESTRO: layer names may repeat (layers stay in file order; results are keyed by
+  position); a dimension may be given twice with the same size; a map larger than its
+  dimension covers it; on a strided layer a map of input rows that covers the filter is read in
+  output terms (:func:`maestro_meaning`). The directives and dimensions as written are kept in
+  :attr:`MaestroLayer.written_dataflow` and :attr:`MaestroLayer.written_dims`.
 
 Legality against the hardware (sizes larger than a dimension, clusters larger than the PE
 array, ...) is checked later by the compiler.
@@ -167,26 +173,21 @@ class _Resolver:
         self.constants[item.name] = _Constant(value, item.line)
 
     def resolve_network(self, net: NetworkSyntax) -> MaestroFile:
-        layers: list[MaestroLayer] = []
-        seen: dict[str, int] = {}
-        for syntax in net.layers:
-            layer = self.resolve_layer(syntax)
-            if syntax.name in seen:
-                raise self.error(f"duplicate layer name {syntax.name!r}: already defined at line {seen[syntax.name]}",
-                                 syntax.line)
-            seen[syntax.name] = syntax.line
-            layers.append(layer)
+        layers = [self.resolve_layer(syntax) for syntax in net.layers]
         return MaestroFile(network=net.name, layers=tuple(layers), path=self.path)
 
     # ----- layer ----------------------------------------------------------------------------
     def resolve_layer(self, syntax: LayerSyntax) -> MaestroLayer:
         label = f"layer {syntax.name!r}"
         tname = self.resolve_type(syntax, label)
-        dims = self.resolve_dimensions(syntax.dimensions, tname, label)
-        strides = self.resolve_strides(syntax.stride, label)
-        directives = self.resolve_dataflow(syntax, tname, dims, label)
+        dims, written_dims = self.resolve_dimensions(syntax.dimensions, tname, label)
+        strides = self.resolve_strides(syntax.stride, tname, label)
+        written = self.resolve_dataflow(syntax, tname, dims, label)
+        directives = maestro_meaning(written, tname, dims, strides)
         return MaestroLayer(name=syntax.name, type=tname, stride_y=strides["Y"], stride_x=strides["X"], dims=dims,
-                            dataflow=directives, line=syntax.line)
+                            dataflow=directives, line=syntax.line, written_dims=written_dims,
+                            written_dataflow=written if written != directives else (),
+                            written_strides=tuple((e.key, strides[e.key]) for e in syntax.stride))
 
     def resolve_type(self, syntax: LayerSyntax, label: str) -> str:
         raw = syntax.type.name
@@ -199,10 +200,14 @@ class _Resolver:
             raise self.error(msg, syntax.type.line)
         return tname
 
-    def resolve_dimensions(self, entries: tuple[Entry, ...], tname: str, label: str) -> dict[str, int]:
+    def resolve_dimensions(self, entries: tuple[Entry, ...], tname: str, label: str
+                           ) -> tuple[dict[str, int], tuple[tuple[str, int], ...]]:
+        """(the dimensions, the entries as written). A dimension given twice with the same value
+        counts once (MAESTRO keeps the first entry); with another value it is an error."""
         allowed = dims_for_type(tname)
         dims: dict[str, int] = {}
         dim_lines: dict[str, int] = {}
+        written: list[tuple[str, int]] = []
         for entry in entries:
             if entry.key not in allowed:
                 raise self.error(
@@ -210,14 +215,18 @@ class _Resolver:
                     f"allowed: {' '.join(allowed)}",
                     entry.line,
                 )
+            value = self.positive(entry.value, _Scope(self.constants, None, f"dimension {entry.key} of {label}"),
+                                  entry.line)
+            written.append((entry.key, value))
             if entry.key in dims:
-                raise self.error(
-                    f"{label}: duplicate dimension {entry.key} in Dimensions (first given at line "
-                    f"{dim_lines[entry.key]})",
-                    entry.line,
-                )
-            dims[entry.key] = self.positive(entry.value, _Scope(self.constants, None, f"dimension {entry.key} of {label}"),
-                                            entry.line)
+                if dims[entry.key] != value:
+                    raise self.error(
+                        f"{label}: dimension {entry.key} is given twice with different sizes ({dims[entry.key]} at "
+                        f"line {dim_lines[entry.key]}, {value} here); MAESTRO would use the first",
+                        entry.line,
+                    )
+                continue
+            dims[entry.key] = value
             dim_lines[entry.key] = entry.line
         for w in operator_of_type(tname).windows:
             if w.output_dim in dims and w.input_dim in dims:
@@ -226,10 +235,13 @@ class _Resolver:
                     "Dimensions, not both",
                     max(dim_lines[w.output_dim], dim_lines[w.input_dim]),
                 )
-        return dims
+        return dims, tuple(written)
 
-    def resolve_strides(self, entries: tuple[Entry, ...], label: str) -> dict[str, int]:
-        strides = {"Y": 1, "X": 1}
+    def resolve_strides(self, entries: tuple[Entry, ...], tname: str, label: str) -> dict[str, int]:
+        # a transposed convolution upsamples by 2 unless Stride says otherwise (MAESTRO's parser
+        # sets 2 for TRCONV)
+        default = TRCONV_DEFAULT_STRIDE if tname == "TRCONV" else 1
+        strides = {"Y": default, "X": default}
         seen: dict[str, int] = {}
         for entry in entries:
             if entry.key not in strides:
@@ -295,6 +307,49 @@ class _Resolver:
             raise self.error(f"{label}: Dataflow is empty; give at least one SpatialMap/TemporalMap",
                              syntax.dataflow.line)
         return tuple(directives)
+
+
+TRCONV_DEFAULT_STRIDE = 2
+
+
+def maestro_meaning(dataflow: tuple[Directive, ...], tname: str, dims: dict[str, int],
+                    strides: dict[str, int]) -> tuple[Directive, ...]:
+    """The directives as MAESTRO runs them (the file's own text is kept for the MAESTRO model):
+
+    * a map of a size-1 dimension the operator does not iterate (a DSCONV's ``K``) is dropped
+      (MAESTRO ignores a DSCONV's K);
+    * a map larger than its dimension covers the dimension (MAESTRO clamps the tile below it to
+      ``min(size, dimension)``);
+    * on a strided layer, a map of input rows (cols) that covers the filter is read in output
+      terms, as MAESTRO's ``ApplyOuterStride`` does: ``outputs = (size + stride - R) / stride``
+      output rows, size ``outputs * min(stride, R) + max(R - stride, 0)``, offset
+      ``outputs * stride`` (below the top level ``outputs * R`` when R < stride): e.g.
+      ``TemporalMap(Sz(R),1) Y`` at stride 2 advances by one output row, 2 input rows.
+    """
+    spec = operator_of_type(tname)
+    defaults = DEFAULT_DIMS[tname]
+    iterated = set(spec.loop) | {w.input_dim for w in spec.windows}
+    out: list[Directive] = []
+    for d in dataflow:
+        if isinstance(d, ClusterDirective):
+            out.append(d)
+            continue
+        if d.dim not in iterated and dims.get(d.dim, defaults.get(d.dim)) == 1:
+            continue  # a map of a size-1 dimension the operator does not iterate (a DSCONV's K)
+        size, offset = d.size, d.offset
+        full = dims.get(d.dim, defaults.get(d.dim))
+        if full is not None and size > full:
+            size = full
+        window = spec.window(d.dim)
+        if window is not None and window.filter_dim is not None:
+            stride = strides["Y" if window.stride == "stride_y" else "X"]
+            filt = dims.get(window.filter_dim, defaults.get(window.filter_dim))
+            if stride != 1 and filt is not None and size >= filt:
+                outputs = (size + stride - filt) // stride
+                size = outputs * min(stride, filt) + max(filt - stride, 0)
+                offset = outputs * stride
+        out.append(d if (size, offset) == (d.size, d.offset) else MapDirective(d.kind, size, offset, d.dim, d.line))
+    return tuple(out)
 
 
 def resolve(tree: FileSyntax) -> MaestroFile:

@@ -23,7 +23,8 @@ def _check_int(value: object, what: str, layer: MaestroLayer, path: str) -> int:
 def write_maestro(mf: MaestroFile) -> str:
     """Canonical ``.m`` text for ``mf``; :func:`parse_maestro` reads it back to an equal file
     (apart from line numbers). Raises MappingError if ``mf`` cannot be written faithfully.
-    ``Stride`` is written for types with input windows and for any stride other than 1."""
+    ``Stride`` is written for types with input windows, for TRCONV (whose default is 2) and for
+    any stride other than 1."""
     path = mf.path
     if mf.network and not NAME_RE.fullmatch(mf.network):
         raise MappingError(f"cannot write Network name {mf.network!r}: use letters, digits, _ - .", source=path)
@@ -57,7 +58,7 @@ def _layer_lines(layer: MaestroLayer, path: str, seen: set[str]) -> list[str]:
     out = [f"\tLayer {layer.name} {{", f"\t\tType: {layer.type}"]
     sy = _check_int(layer.stride_y, "stride Y", layer, path)
     sx = _check_int(layer.stride_x, "stride X", layer, path)
-    if operator_of_type(layer.type).windows or (sy, sx) != (1, 1):
+    if operator_of_type(layer.type).windows or layer.type == "TRCONV" or (sy, sx) != (1, 1):
         out.append(f"\t\tStride {{ X: {sx}, Y: {sy} }}")
     dims = ", ".join(
         f"{d}: {_check_int(layer.dims[d], f'dimension {d}', layer, path)}" for d in allowed if d in layer.dims

@@ -245,6 +245,9 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
     """The mapping of ``layer`` in ``style`` with the largest tiles that fit ``hw``."""
     if style not in STYLES:
         raise InputError(f"unknown dataflow style {style!r}; expected one of {', '.join(STYLES)}")
+    if layer.operator.form == "transposed":
+        raise InputError(f"layer {layer.name!r}: no named style maps a {layer.op.value} (transposed convolution) "
+                         "yet; give its mapping in a MAESTRO file (--mapping)")
     if style == "maeri_like" and _has_filter(layer):
         need = layer.sizes["R"] * layer.sizes["S"]
         if need > hw.num_pes:

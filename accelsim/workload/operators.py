@@ -18,6 +18,7 @@ Each :class:`Operator` says everything the rest of accelsim needs to know about 
   map it: ``conv`` (dims N K C R S Y X, windows Y/R and X/S), ``depthwise`` (N C R S Y X, one
   filter per channel), ``matmul`` (M N K: ``C[m][n] += A[m][k] B[k][n]``) or ``elementwise``
   (N C Y X, no reduction), after iterating every batch dimension one index at a time, outermost;
+  ``transposed`` (a transposed convolution) has no style template yet: mapping files only;
 - ``combine``: whether a PE multiplies and accumulates or adds its two operands;
 - ``reference``: the operator computed directly with numpy, written independently of the index
   projections so a wrong projection cannot hide in both (functional execution checks against it);
@@ -55,7 +56,7 @@ OPERAND_ROLES: tuple[str, ...] = ("input", "weight")
 StrideName = Literal["stride_y", "stride_x"]
 Coefficient = int | StrideName  # a number, or the layer's stride along one axis
 AxisSpec = tuple[tuple[str, Coefficient], ...]  # index = sum(coefficient * dimension)
-MappingForm = Literal["conv", "depthwise", "matmul", "elementwise"]
+MappingForm = Literal["conv", "depthwise", "matmul", "elementwise", "transposed"]
 Combine = Literal["multiply_accumulate", "add"]
 Reference = Callable[["Layer", np.ndarray, np.ndarray], np.ndarray]
 
@@ -70,6 +71,8 @@ class OpType(str, Enum):
     RESADD = "RESADD"
     PWCONV = "PWCONV"
     BMM = "BMM"
+    NGCONV = "NGCONV"
+    TRCONV = "TRCONV"
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,28 @@ def _depthwise_reference(layer: Layer, input: np.ndarray, weight: np.ndarray) ->
     return np.einsum("ncyxrs,crs->ncyx", _conv_windows(layer, input), weight)
 
 
+def _grouped_reference(layer: Layer, input: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``[N][G][K][Y'][X']`` from input ``[N][G][C][Y][X]`` and weight ``[G][K][C][R][S]``."""
+    s = layer.sizes
+    windows = sliding_window_view(input, (s["R"], s["S"]), axis=(3, 4))  # [N][G][C][Y][X][R][S]
+    windows = windows[:, :, :, ::layer.stride_y, ::layer.stride_x][:, :, :, :layer.out_y, :layer.out_x]
+    return np.einsum("ngcyxrs,gkcrs->ngkyx", windows, weight)
+
+
+def _transposed_reference(layer: Layer, input: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``[N][K][(Y-1)*stride_y + R][(X-1)*stride_x + S]``: every input pixel scatters its
+    ``R x S`` filter taps, strided by the upsampling stride."""
+    s = layer.sizes
+    sy, sx = layer.stride_y, layer.stride_x
+    out = np.zeros((s["N"], s["K"], (s["Y"] - 1) * sy + s["R"], (s["X"] - 1) * sx + s["S"]),
+                   dtype=np.result_type(input, weight))
+    for r in range(s["R"]):
+        for c in range(s["S"]):
+            out[:, :, r:r + (s["Y"] - 1) * sy + 1:sy, c:c + (s["X"] - 1) * sx + 1:sx] += np.einsum(
+                "ncyx,kc->nkyx", input, weight[:, :, r, c])
+    return out
+
+
 def _matmul_reference(layer: Layer, input: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return np.matmul(input, weight)
 
@@ -250,6 +275,28 @@ OPERATORS: dict[OpType, Operator] = {
         {"input": (_axis("B"), _axis("M"), _axis("K")), "weight": (_axis("B"), _axis("K"), _axis("N")),
          "output": (_axis("B"), _axis("M"), _axis("N"))},
         "BMM", "matmul", _matmul_reference, batch_dims=("B",)),
+    # MAESTRO's NGCONV (ResNeXt's grouped convolution): G groups, each K filters over its own C
+    # channels; the styles map it group by group as a convolution
+    OpType.NGCONV: Operator(
+        OpType.NGCONV, "O[n][g][k][y'][x'] += I[n][g][c][y'*stride_y + r][x'*stride_x + s] * W[g][k][c][r][s]",
+        {"N": 1, "G": None, "K": None, "C": None, "R": None, "S": None, "Y": None, "X": None},
+        ("N", "G", "K", "C", "Y'", "X'", "R", "S"),
+        {"input": (_N, _axis("G"), _C, _ROWS, _COLS), "weight": (_axis("G"), _K, _C, _R, _S),
+         "output": (_N, _axis("G"), _K, _OUT_ROWS, _OUT_COLS)},
+        "NGCONV", "conv", _grouped_reference,
+        windows=_FILTER_WINDOWS,
+        layouts={"input": (0, 3, 4, 1, 2), "weight": (0, 1, 3, 4, 2), "output": (0, 3, 4, 1, 2)},
+        batch_dims=("N", "G"), rules=(FILTER_FITS,)),
+    # MAESTRO's TRCONV: a transposed convolution of a Y x X input, each pixel scattering an R x S
+    # filter at the upsampling stride (output (Y - 1) * stride + R); the loop runs over input pixels
+    OpType.TRCONV: Operator(
+        OpType.TRCONV, "O[n][k][y*stride_y + r][x*stride_x + s] += I[n][c][y][x] * W[k][c][r][s]",
+        {"N": 1, "K": None, "C": None, "R": None, "S": None, "Y": None, "X": None},
+        ("N", "K", "C", "Y", "X", "R", "S"),
+        {"input": (_N, _C, _axis("Y"), _axis("X")), "weight": (_K, _C, _R, _S),
+         "output": (_N, _K, (("Y", "stride_y"), ("R", 1)), (("X", "stride_x"), ("S", 1)))},
+        "TRCONV", "transposed", _transposed_reference,
+        layouts=_CONV_LAYOUTS, batch_dims=("N",)),
 }
 
 
