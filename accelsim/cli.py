@@ -72,12 +72,14 @@ def _fail(message: str) -> NoReturn:
 
 
 class _Accelsim(click.Group):
-    """The ``accelsim`` group: the one error path. An InputError raised anywhere in a command (a
-    bad file, field, mapping or option value) leaves it as a :class:`UserError`."""
+    """The ``accelsim`` group: the one error path and the one warning path. An InputError raised
+    anywhere in a command (a bad file, field, mapping or option value) leaves it as a
+    :class:`UserError`; a warning (OverflowWarning, InputWarning) is one ``warning:`` line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _warning_lines():
+                return super().invoke(ctx)
         except InputError as exc:
             raise UserError(str(exc)) from None
 
@@ -226,11 +228,10 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
                style: str | None, layer: str | None) -> tuple[HardwareSpec, str, list[Job]]:
     """(hardware spec, network name, jobs) of checked job arguments; raises InputError."""
     hw = load_hardware(hw_ref, list(overrides))
-    with _warning_lines():
-        if mapping_path is not None:
-            name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
-        else:
-            name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+    if mapping_path is not None:
+        name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
+    else:
+        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
     return hw, name, jobs
 
 
@@ -387,7 +388,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     loaded = job.load()
     reports: list[FunctionalReport] = []
     options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance:
         if functional.enabled:
             result, reports = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
                                                   functional.seed, allow_overflow, advance)
@@ -443,8 +444,7 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
         result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
         maestro_csv_text = csv_text(analyses)
     else:
-        with _warning_lines():
-            result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
+        result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
     label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
     click.echo(f"{loaded.name} on {loaded.hw.name} ({label})")
     click.echo(_format_table(result))
@@ -553,7 +553,7 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         all_jobs = job.load(all_layers=True).jobs
         network_layers = [j.layer.name for j in all_jobs]
         positions = [i for i, j in enumerate(all_jobs) if j.layer.name == job.layer]
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance, _warning_lines():
+    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance:
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
                               network_layers, allow_overflow, attribution, advance, positions)
     click.echo(format_comparison(result, detail=not brief))
