@@ -1,50 +1,314 @@
 """The ``accelsim`` command.
 
-User mistakes (bad files, flags, mappings that do not fit) print one ``error:`` line naming
-the file, line or field and exit with status 2; no traceback.
+Every command goes through one error path (:class:`_Accelsim`): a mistake in an input, an
+option or an output path prints one ``error:`` line naming the file, line or field and exits
+with status 2; a run over its budget or out of memory or disk exits with 3; Ctrl-C and SIGTERM
+exit with 130 and 143 after writing every finished layer; a functional mismatch (and ``compare
+--fail-on-disagree`` finding a disagreement) exits with 1; a bug in accelsim exits with 70.
+Never a traceback (``ACCELSIM_TRACEBACK=1`` shows one for a bug).
 """
 
 from __future__ import annotations
 
-import csv
+import errno
 import json
+import os
+import signal
 import sys
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Callable, Iterator, NoReturn
 
 import click
 
 from accelsim import __version__
-from accelsim.api import (OverflowWarning, analyze_jobs, jobs_from_maestro, jobs_from_network, run_jobs,
-                          run_jobs_functional, to_maestro)
+from accelsim.api import (OverflowWarning, RunObserver, analyze_jobs, jobs_from_maestro, jobs_from_network,
+                          run_jobs, run_jobs_functional, to_maestro)
+from accelsim.budget import DEFAULT_MAX_STEPS, Budget, format_bytes, format_seconds, parse_size
 from accelsim.compare import MODELS, compare_jobs, comparison_dict, comparison_rows, format_comparison
-from accelsim.errors import InputError
-from accelsim.functional import DTYPES
+from accelsim.compare.run import Comparison
+from accelsim.errors import (EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_RESOURCES, EXIT_SIGINT, EXIT_SIGTERM,
+                             InputError, ResourceError)
+from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.output_files import check_outputs, clear_trace_dir, write_atomic
+from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
+from accelsim.progress import ProgressDisplay, choose_style
+from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
-from accelsim.results import NetworkResult, write_json
-from accelsim.workload.tables import available_networks
+from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
+from accelsim.workload.tables import available_networks, load_network
 
-EXIT_USER_ERROR = 2
+# errno values that mean the machine ran out of room, not that a path is wrong
+_OUT_OF_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM, errno.EIO}
 
 
-def _fail(message: str) -> None:
+def _error(message: str, status: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_USER_ERROR)
+    sys.exit(status)
 
 
-def _check_output(path: str | None, force: bool) -> None:
-    """Refuse to overwrite an existing file unless --force."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.exists() and not force:
-        _fail(f"{path}: already exists; choose another name or pass --force to overwrite it")
-    if not p.parent.exists():
-        _fail(f"{path}: directory {p.parent} does not exist")
+def _fail(message: str) -> NoReturn:
+    """A mistake in the command line: one ``error:`` line, exit status 2."""
+    _error(message, EXIT_INPUT)
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived during a run (a BaseException, so no ``except Exception``
+    swallows it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signal_name = signal.Signals(signum).name
+        self.status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into :class:`Stopped` while a run is going (outside the main
+    thread, where handlers cannot be set, nothing changes)."""
+    def stop(signum: int, frame: Any) -> None:
+        raise Stopped(signum)
+
+    try:
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:
+        previous = {}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+class _Accelsim(click.Group):
+    """The ``accelsim`` group, with the one error path every command shares."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _ACTIVITY.clear()
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+            help_hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            _error(f"{where}{exc.format_message()}{help_hint}", EXIT_INPUT)
+        except click.ClickException as exc:
+            _error(exc.format_message(), EXIT_INPUT)
+        except (click.Abort, KeyboardInterrupt):
+            _error("interrupted", EXIT_SIGINT)
+        except Stopped as exc:
+            _error(f"stopped by {exc.signal_name}", exc.status)
+        except InputError as exc:
+            _error(str(exc), EXIT_INPUT)
+        except ResourceError as exc:
+            _error(str(exc), EXIT_RESOURCES)
+        except MemoryError as exc:
+            _error(f"out of memory{_activity_text()}{f' ({exc})' if str(exc) else ''}; try a smaller layer, "
+                   "--max-memory to be refused before running out, or `accelsim analyze`", EXIT_RESOURCES)
+        except BrokenPipeError:
+            os._exit(141)  # the reader of our output went away (e.g. `| head`); nothing to say
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            _error(f"{where}{exc.strerror or exc}", EXIT_RESOURCES if exc.errno in _OUT_OF_ROOM else EXIT_INPUT)
+        except RecursionError:
+            _error(f"an input is nested too deeply{_activity_text()}", EXIT_INPUT)
+        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, reported in one line
+            if os.environ.get("ACCELSIM_TRACEBACK"):
+                raise
+            _error(f"internal error (a bug in accelsim {__version__}){_activity_text()}: "
+                   f"{type(exc).__name__}: {exc}; please report it (ACCELSIM_TRACEBACK=1 shows where)",
+                   EXIT_INTERNAL)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+_ACTIVITY: list[str] = []  # what the command is doing, for a MemoryError or internal error message
+
+
+def _activity_text() -> str:
+    return f" while {_ACTIVITY[-1]}" if _ACTIVITY else ""
+
+
+@contextmanager
+def _doing(what: str) -> Iterator[None]:
+    """Name what the command does (for the message of an error it cannot foresee; kept when
+    one escapes, so the error path can say it)."""
+    _ACTIVITY.append(what)
+    yield
+    _ACTIVITY.pop()
+
+
+def _layer_option(verb: str) -> Callable[[Any], Any]:
+    """``--layer NAME``, refused when given twice (click would keep the last silently)."""
+    def one(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+        if len(values) > 1:
+            raise click.BadParameter(f"given {len(values)} times ({', '.join(values)}); give it once "
+                                     "(or leave it out for every layer)")
+        return values[0] if values else None
+
+    return click.option("--layer", multiple=True, callback=one, help=f"{verb} only this layer.")
+
+
+def _max_memory_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-memory SIZE``: refuse a layer whose estimated peak memory is larger."""
+    def memory(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
+        if value is None:
+            return 0
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--max-memory", metavar="SIZE", callback=memory,
+                        help="Refuse a layer whose estimated peak memory is larger (e.g. 8G; default: three "
+                             "quarters of this machine's memory).")(command)
+
+
+def _budget_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-steps`` and ``--max-memory``: the budget one layer's simulation may spend."""
+    command = _max_memory_option(command)
+    return click.option("--max-steps", type=click.IntRange(1), default=DEFAULT_MAX_STEPS, show_default=True,
+                        help="Refuse a layer with more simulated steps (its estimate is printed).")(command)
+
+
+class _Run(RunObserver):
+    """One command's run of the layers ``names``: the up-front budget check of each compiled
+    layer (with ``checker``), the progress display, the result of each finished layer handed
+    to ``record``, and the layer going on or next (for a stop)."""
+
+    def __init__(self, name: str, names: list[str], progress: bool | None,
+                 record: Callable[[int, LayerResult], None],
+                 checker: Callable[[CompiledMapping], LayerEstimate | None], show: bool = True,
+                 before_first: Callable[[], None] | None = None):
+        style = choose_style(progress, sys.stderr) if show else "off"
+        heartbeat = float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
+        self.display = ProgressDisplay(name, len(names), style, heartbeat_seconds=heartbeat)
+        self.name = name
+        self.names = names
+        self.layers = len(names)
+        self.record = record
+        self.checker = checker
+        self.before_first = before_first
+        self.estimates: list[LayerEstimate | None] = []
+        self.finished = 0
+
+    @property
+    def current(self) -> str | None:
+        """The layer running, or the next one between two layers (None once all have run)."""
+        return self.names[self.finished] if self.finished < self.layers else None
+
+    def check(self, cm: CompiledMapping) -> None:
+        self.estimates.append(self.checker(cm))
+
+    def layer_started(self, index: int, cm: CompiledMapping) -> None:
+        if index == 0:
+            self._announce()
+            if self.before_first is not None:
+                self.before_first()
+        estimate = self.estimates[index] if index < len(self.estimates) else None
+        self.display.layer_started(index, cm.layer.name, cm.steps, estimate.describe() if estimate else "",
+                                   estimate.wall_seconds if estimate else 0.0)
+
+    def steps(self, steps_done: int, steps_total: int) -> None:
+        self.display.steps(steps_done, steps_total)
+
+    def layer_finished(self, index: int, result: LayerResult) -> None:
+        self.display.layer_finished(f"{result.cycles:,} cycles")
+        self.record(index, result)
+        self.finished += 1
+
+    def _announce(self) -> None:
+        """Before a long run: its estimated time and the largest layer's memory."""
+        known = [e for e in self.estimates if e is not None]
+        seconds = sum(e.wall_seconds for e in known)
+        if self.display.style == "off" or seconds < 10:
+            return
+        peak = max(known, key=lambda e: e.peak_bytes)
+        click.echo(f"accelsim: {self.name}: {self.layers} layer(s), about {format_seconds(seconds)} in all "
+                   f"(estimate; the most memory: {peak.layer}, {format_bytes(peak.peak_bytes)})", err=True)
+
+
+def _simulation_budget(kind: RunKind, budget: Budget) -> Callable[[CompiledMapping], LayerEstimate]:
+    def check(cm: CompiledMapping) -> LayerEstimate:
+        estimate = estimate_layer(cm, kind)
+        check_budget(estimate, budget, cm.layer.source)
+        return estimate
+
+    return check
+
+
+@contextmanager
+def _running(run: _Run, on_stop: Callable[[str], list[str]] | None = None) -> Iterator[None]:
+    """Run layers with SIGINT/SIGTERM turned into a clean stop: ``on_stop(cause)`` keeps the
+    finished layers (and marks the one going on) in the result files and returns their paths;
+    the exit status is 130 or 143. Out of memory in a layer marks it too."""
+    try:
+        with _stop_on_signals(), _overflow_warnings():
+            yield
+    except Stopped as exc:
+        run.display.close()
+        paths = on_stop(exc.signal_name) if on_stop is not None else []
+        kept = f"; {run.finished} finished layer(s) kept in {', '.join(paths)}" if paths else ""
+        where = f" during layer {run.current!r}" if run.current else ""
+        _error(f"stopped by {exc.signal_name}{where} ({run.finished} of {run.layers} layers finished){kept}",
+               exc.status)
+    except MemoryError:
+        run.display.close()
+        if on_stop is not None and run.current is not None:
+            try:
+                on_stop("out of memory")
+            except ResourceError:
+                pass
+        raise
+    finally:
+        run.display.close()
+
+
+def _stop_files(files: ResultFiles, run: _Run) -> Callable[[str], list[str]]:
+    """The ``on_stop`` of a run writing ``files``: mark the layer going on, keep the rest."""
+    def stop(cause: str) -> list[str]:
+        files.stop(run.current or "", cause)
+        return files.paths
+
+    return stop
+
+
+def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrides: tuple[str, ...],
+                hw_ref: str | None = None, mapping_path: str | None = None, network_ref: str | None = None,
+                style: str | None = None, model: str = "simulator", options: dict[str, Any] | None = None,
+                files: tuple[tuple[str, str], ...] = ()) -> Provenance:
+    """What a command ran: the files it read (with their hashes) and everything that changes results."""
+    inputs = []
+    if hw_ref is not None and Path(hw_ref).is_file():
+        inputs.append(InputFile.of("hardware", hw_ref))
+    if mapping_path is not None:
+        inputs.append(InputFile.of("mapping", mapping_path))
+    if network_ref is not None:
+        source = load_network(network_ref).source
+        if Path(source).is_file():
+            inputs.append(InputFile.of("network", source))
+    inputs += [InputFile.of(role, path) for role, path in files]
+    return Provenance(command, network, hw.name, hardware_sha256(hw), mode, style, tuple(overrides), tuple(inputs),
+                      model, options={k: v for k, v in (options or {}).items() if v not in (None, False, (), "")})
+
+
+def _header(p: Provenance) -> str:
+    """The first line of a command's report: what ran."""
+    parts = [f"{p.mode} mode" if p.model == "simulator" else f"{p.model}, {p.mode} mode"]
+    if p.style:
+        parts.append(f"style {p.style}")
+    parts += [f"--set {o}" for o in p.overrides]
+    parts += [f"{k.replace('_', '-')} {v}" for k, v in p.options.items()]
+    parts.append(f"hardware sha256 {p.hardware_sha256[:12]}")
+    parts.append(f"accelsim {p.accelsim_version}")
+    return f"{p.network} on {p.hardware} ({'; '.join(parts)})"
 
 
 def _check_job_args(mapping_path: str | None, network: str | None, style: str | None) -> None:
@@ -68,29 +332,6 @@ def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | 
     return hw, name, jobs
 
 
-@contextmanager
-def _progress_bar(progress: bool | None, total_layers: int, name: str):
-    """A tqdm bar over layers on stderr (default: when stderr is a terminal): yields the
-    per-layer callback that advances it, or None when no bar is shown."""
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show or total_layers <= 1:
-        yield None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name) as bar:
-        yield lambda done: bar.update(1)
-
-
-def _write_csv(rows: list[dict], path: str) -> None:
-    """Rows (dicts with the same keys) as a CSV file with a header line."""
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    click.echo(f"wrote {path}")
-
-
 def _job_inputs(verb: str, hw_required: bool = True):
     """The options naming what to run, shared by simulate, analyze and compare: --hw, --mapping,
     --network, --style and --layer (``verb`` starts --layer's help)."""
@@ -100,7 +341,7 @@ def _job_inputs(verb: str, hw_required: bool = True):
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
         click.option("--network", help="Bundled network name or network YAML file (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
-        click.option("--layer", help=f"{verb} only this layer."),
+        _layer_option(verb),
     )
 
     def apply(command):
@@ -120,7 +361,7 @@ def _overflow_warnings():
         yield
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Accelsim, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="accelsim")
 def main() -> None:
     """Cycle-level simulator of spatial DNN accelerators executing MAESTRO-style mappings."""
@@ -182,26 +423,32 @@ _csv_option = click.option("--csv", "csv_out", type=click.Path(dir_okay=False),
                    "buffers (default: all).")
 @click.option("--functional", is_flag=True,
               help="Move real values along the simulated transfers and check each layer's output (small layers).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random operands of --functional.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Random operands of --functional (0 to 2**32 - 1).")
 @click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
               help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound).")
 @click.option("--unchecked", is_flag=True,
               help="With --functional, for testing mappers: run a mapping that fails the legality checks "
                    "(overlapping or gapped windows, reduction without a reduction network) and show what goes wrong.")
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files and a non-empty --trace directory.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+@_budget_options
+@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files and replace the traces in a "
+                                            "--trace directory.")
+@click.option("--progress/--no-progress", default=None,
+              help="A progress bar within each layer (default: a bar on a terminal, progress lines on stderr "
+                   "otherwise; --no-progress: neither).")
 def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, layer, mode, overrides, json_out,
              csv_out, allow_overflow, per_pe, trace_dir, trace_format, trace_detail, trace_components,
-             functional, seed, dtype, unchecked, force, progress) -> None:
+             functional, seed, dtype, unchecked, max_steps, max_memory, force, progress) -> None:
     """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
 
     With --functional the exit status is 1 when a layer computes a wrong output."""
+    budget = Budget(max_steps, max_memory)
     if scalesim_config is not None or topology is not None:
         given = {"--hw": hw_ref, "--mapping": mapping_path, "--network": network, "--style": style,
                  "--layer": layer, "--mode": mode != "realistic", "--set": overrides, "--allow-overflow": allow_overflow,
                  "--per-pe": per_pe, "--trace": trace_dir, "--functional": functional, "--unchecked": unchecked}
         _simulate_scalesim(scalesim_config, topology, [name for name, value in given.items() if value],
-                           json_out, csv_out, force, progress)
+                           json_out, csv_out, force, progress, budget)
         return
     if hw_ref is None:
         _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
@@ -210,41 +457,47 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
         _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
     if functional and trace_dir is not None:
         _fail("--functional and --trace cannot be combined; run them separately (the timing is the same)")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
-    if trace_dir is not None and Path(trace_dir).is_dir() and any(Path(trace_dir).iterdir()) and not force:
-        _fail(f"{trace_dir}: directory is not empty; choose another or pass --force to write into it")
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        reports = []
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
-            if functional:
-                options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
-                result, reports = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, advance)
-            elif trace_dir is None:
-                result = run_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), allow_overflow, advance)
-            else:
-                from accelsim.trace import TraceConfig, trace_jobs
+    check_outputs({"--json": json_out, "--csv": csv_out}, force, {"--trace": trace_dir})
+    config = None
+    if trace_dir is not None:
+        from accelsim.trace import TraceConfig, trace_jobs
 
-                config = TraceConfig.parse(trace_format, trace_detail, trace_components)
-                result = trace_jobs(name, jobs, hw, SimOptions(mode=mode, per_pe=per_pe), Path(trace_dir), config,
-                                    allow_overflow, advance)
-    except InputError as exc:
-        _fail(str(exc))
-    results = result.layers
-    click.echo(f"{name} on {hw.name} ({mode} mode)")
+        config = TraceConfig.parse(trace_format, trace_detail, trace_components)
+    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
+    prov = _provenance("simulate", hw, name, mode, overrides, hw_ref, mapping_path, network, style,
+                       options={"per_pe": per_pe, "allow_overflow": allow_overflow,
+                                "functional": f"{dtype} seed {seed}" if functional else None,
+                                "unchecked": unchecked})
+    files = ResultFiles(json_out, csv_out, prov, layer_total_row)
+    reports: list[FunctionalReport] = []
+
+    def record(index: int, result: LayerResult) -> None:
+        files.add_result(result, {"functional": reports[index].to_dict()} if functional else None)
+
+    kind = RunKind(per_pe=per_pe, trace=trace_dir is not None, functional=functional)
+    run = _Run(name, [j.layer.name for j in jobs], progress, record, _simulation_budget(kind, budget),
+               before_first=(lambda: clear_trace_dir(trace_dir)) if trace_dir is not None and force else None)
+    with _running(run, _stop_files(files, run)), _doing(f"simulating {name}"):
+        if functional:
+            result, _ = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, run, run.check,
+                                            reports)
+        elif trace_dir is None:
+            result = run_jobs(name, jobs, hw, options, allow_overflow, run, check=run.check)
+        else:
+            assert config is not None
+            result = trace_jobs(name, jobs, hw, options, Path(trace_dir), config, allow_overflow, run, run.check,
+                                prov.to_dict())
+    click.echo(_header(prov))
     click.echo(_format_table(result))
     for report in reports:
         click.echo(report.text())
-    if json_out:
-        write_json(results, json_out, {"functional": [r.to_dict() for r in reports]} if functional else None)
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv([r.to_row() for r in results], csv_out)
+    for path in files.paths:
+        click.echo(f"wrote {path}")
     if trace_dir is not None:
         click.echo(f"wrote traces to {trace_dir}")
     if any(not report.passed for report in reports):
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
@@ -260,73 +513,98 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
 @_json_option
 @_csv_option
 @click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
+@_max_memory_option
 @click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
 def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides, json_out, csv_out, allow_overflow,
-            force) -> None:
+            max_memory, force) -> None:
     """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
     or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
+    from accelsim.analytical.estimate import check_analysis_budget
 
     _check_job_args(mapping_path, network, style)
     if model == "maestro" and mode != "maestro":
         _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
-    maestro_csv_text = None
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    check_outputs({"--json": json_out, "--csv": csv_out}, force)
+    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    label = "model of MAESTRO" if model == "maestro" else "analytical model"
+    prov = _provenance("analyze", hw, name, mode, overrides, hw_ref, mapping_path, network, style, label,
+                       {"allow_overflow": allow_overflow})
+    files = ResultFiles(json_out, None if model == "maestro" else csv_out, prov, layer_total_row)
+    budget = Budget(max_memory_bytes=max_memory)
+
+    def check(cm: CompiledMapping) -> None:
+        check_analysis_budget(cm, budget, cm.layer.source)
+
+    run = _Run(name, [j.layer.name for j in jobs], False, lambda index, r: files.add_result(r), lambda cm: check(cm),
+               show=False)
+    with _running(run, _stop_files(files, run)), _doing(f"analyzing {name}"):
         if model == "maestro":
             from accelsim.maestro import analyze_jobs as analyze_maestro, csv_text
 
             result, analyses = analyze_maestro(name, jobs, hw)
-            maestro_csv_text = csv_text(analyses)
+            for r in result.layers:
+                files.add_result(r)
+            if csv_out:
+                write_atomic(csv_out, csv_text(analyses))
         else:
-            with _overflow_warnings():
-                result = analyze_jobs(name, jobs, hw, mode, allow_overflow)
-    except InputError as exc:
-        _fail(str(exc))
-    label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
-    click.echo(f"{name} on {hw.name} ({label})")
+            result = analyze_jobs(name, jobs, hw, mode, allow_overflow, run, run.check)
+    click.echo(_header(prov))
     click.echo(_format_table(result))
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
-    if json_out:
-        write_json(result.layers, json_out)
-        click.echo(f"wrote {json_out}")
-    if csv_out and maestro_csv_text is not None:
-        Path(csv_out).write_text(maestro_csv_text, encoding="utf-8")
-        click.echo(f"wrote {csv_out}")
-    elif csv_out:
-        _write_csv([r.to_row() for r in result.layers], csv_out)
+    for path in (json_out, csv_out):
+        if path:
+            click.echo(f"wrote {path}")
 
 
-def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress) -> None:
+def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress,
+                       budget: Budget) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
-    from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_json, scalesim_rows
+    from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_rows
     from accelsim.scalesim.config import read_scalesim_config
-    from accelsim.scalesim.run import simulate_scalesim
+    from accelsim.scalesim.run import ScaleSimLayerResult, simulate_scalesim
     from accelsim.scalesim.topology import read_topology
+    from accelsim.scalesim.translate import translate
 
     if config_path is None or topology_path is None:
         _fail("--scalesim-config and --topology go together: give both (SCALE-Sim's .cfg and topology CSV)")
     if conflicting:
         _fail(f"{', '.join(conflicting)} cannot be combined with --scalesim-config/--topology, which replace "
               f"--hw and --mapping/--network; that path takes only {', '.join(ACCEPTED_OPTIONS)}")
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
-    try:
-        config, topology = read_scalesim_config(config_path), read_topology(topology_path)
-        with _progress_bar(progress, len(topology.layers), topology.name) as advance:
-            results = simulate_scalesim(config, topology, advance)
-    except InputError as exc:
-        _fail(str(exc))
+    check_outputs({"--json": json_out, "--csv": csv_out}, force)
+    config, topology = read_scalesim_config(config_path), read_topology(topology_path)
+    translated = translate(config, topology)
+    hw = translated.hw
+    prov = _provenance("simulate", hw, topology.name, "realistic", (),
+                       files=(("scalesim_config", config_path), ("topology", topology_path)),
+                       options={"systolic_fold": config.dataflow})
+    files = ResultFiles(json_out, csv_out, prov, _scalesim_total_row)
+
+    def record(item: ScaleSimLayerResult) -> None:
+        files.add(item.to_dict(), scalesim_rows([item])[0], item)
+
+    run = _Run(topology.name, [job.layer.name for job in translated.jobs], progress, lambda index, result: None,
+               _simulation_budget(RunKind(), budget))
+    with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
+        results = simulate_scalesim(config, topology, record, run, run.check)
     click.echo(format_scalesim_table(config, topology, results))
-    if json_out:
-        Path(json_out).write_text(scalesim_json(results), encoding="utf-8")
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv(scalesim_rows(results), csv_out)
+    for path in files.paths:
+        click.echo(f"wrote {path}")
+
+
+def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
+    """The CSV's total row of a SCALE-Sim-input run: SCALE-Sim's cycle columns summed, then the
+    layers' total (:func:`accelsim.outputs.total_result`)."""
+    from accelsim.scalesim.command import scalesim_rows
+
+    rows = scalesim_rows(items)
+    summed = {column: sum(row[column] for row in rows) for column in
+              ("Total Cycles", "Stall Cycles", "Compute Cycles", "Prefetch Stall Cycles", "Run Stall Cycles",
+               "Tail Stall Cycles", "Folds")}
+    return {"LayerID": "", **summed, "Dataflow": rows[0]["Dataflow"],
+            **layer_total_row([item.result for item in items])}
 
 
 @main.command()
@@ -345,34 +623,69 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
 @click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write one row per layer and metric as CSV.")
 @click.option("--allow-overflow", is_flag=True, help="Compare mappings whose tiles do not fit their buffers (warns).")
+@click.option("--fail-on-disagree", is_flag=True,
+              help="Exit with status 1 when a source disagrees with the simulator (for CI gates).")
+@_budget_options
 @click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+@click.option("--progress/--no-progress", default=None,
+              help="A progress bar within each layer (default: a bar on a terminal, progress lines on stderr "
+                   "otherwise; --no-progress: neither).")
 def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models, maestro_csv, scalesim_report,
-            attribution, brief, json_out, csv_out, allow_overflow, force, progress) -> None:
-    """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer."""
+            attribution, brief, json_out, csv_out, allow_overflow, fail_on_disagree, max_steps, max_memory, force,
+            progress) -> None:
+    """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer.
+
+    With --fail-on-disagree the exit status is 1 when a source disagrees with the simulator."""
     _check_job_args(mapping_path, network, style)
-    _check_output(json_out, force)
-    _check_output(csv_out, force)
+    check_outputs({"--json": json_out, "--csv": csv_out}, force)
     if not models and maestro_csv is None and scalesim_report is None:
         models = ("analytical",)
-    try:
-        hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-        network_layers = None  # SCALE-Sim rows are matched by position in the whole network
-        if scalesim_report is not None and layer is not None:
-            all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
-            network_layers = [j.layer.name for j in all_jobs]
-        with _progress_bar(progress, len(jobs), name) as advance, _overflow_warnings():
-            result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
-                                  allow_overflow, attribution, advance)
-    except InputError as exc:
-        _fail(str(exc))
+    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    network_layers = None  # SCALE-Sim rows are matched by position in the whole network
+    if scalesim_report is not None and layer is not None:
+        all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
+        network_layers = [j.layer.name for j in all_jobs]
+    given = (("maestro_csv", maestro_csv), ("scalesim_report", scalesim_report))
+    prov = _provenance("compare", hw, name, mode, overrides, hw_ref, mapping_path, network, style,
+                       options={"models": ",".join(models), "no_attribution": not attribution,
+                                "allow_overflow": allow_overflow},
+                       files=tuple((role, path) for role, path in given if path is not None))
+    simulations = 1 + (6 if attribution and mode == "realistic" else 0)
+    run = _Run(name, [j.layer.name for j in jobs], progress, lambda index, result: None,
+               _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory)))
+    partial: list[Comparison] = []
+
+    def write(comparison: Comparison, status: str, stopped_by: str = "") -> None:
+        document = {**comparison_dict(comparison), "status": status, "provenance": prov.to_dict()}
+        if stopped_by:
+            document["stopped_by"] = stopped_by
+            document["stopped_in"] = run.current
+        if json_out:
+            write_atomic(json_out, json.dumps(document, indent=2) + "\n")
+        if csv_out:
+            columns = {"Status": status, **prov.csv_columns()}
+            write_atomic(csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
+
+    def progress_so_far(comparison: Comparison) -> None:
+        partial[:] = [comparison]
+        write(comparison, "incomplete" if len(comparison.layers) < len(jobs) else "complete")
+
+    def stop(cause: str) -> list[str]:
+        if not partial:
+            return []
+        write(partial[0], "interrupted", cause)
+        return [path for path in (json_out, csv_out) if path]
+
+    with _running(run, stop), _doing(f"comparing {name}"):
+        result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
+                              allow_overflow, attribution, progress_so_far, run, run.check)
+    click.echo(_header(prov))
     click.echo(format_comparison(result, detail=not brief))
-    if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(comparison_dict(result), f, indent=2)
-        click.echo(f"wrote {json_out}")
-    if csv_out:
-        _write_csv(comparison_rows(result), csv_out)
+    for path in (json_out, csv_out):
+        if path:
+            click.echo(f"wrote {path}")
+    if fail_on_disagree and any(problems for lc in result.layers for problems in lc.exceptions().values()):
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
@@ -385,15 +698,12 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 def mapping(hw_ref, network, style, layer, overrides, output, force) -> None:
     """Write the MAESTRO mapping file a named style produces for a network."""
-    _check_output(output, force)
-    try:
-        hw = load_hardware(hw_ref, list(overrides))
-        name, jobs = jobs_from_network(network, style, hw, layer)
-        text = write_maestro(to_maestro(name, jobs))
-    except InputError as exc:
-        _fail(str(exc))
+    check_outputs({"--output": output}, force)
+    hw = load_hardware(hw_ref, list(overrides))
+    name, jobs = jobs_from_network(network, style, hw, layer)
+    text = write_maestro(to_maestro(name, jobs))
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomic(output, text)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
@@ -412,10 +722,7 @@ def list_things() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 def hardware(hw_ref, overrides) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    try:
-        click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
-    except InputError as exc:
-        _fail(str(exc))
+    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
 
 
 @main.command()
@@ -441,11 +748,12 @@ def validate(out_dir, quick, force) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    try:
-        written = run_validation(ValidationPaths(Path(out_dir)), quick, force,
-                                 lambda message: click.echo(message, err=True))
-    except InputError as exc:
-        _fail(str(exc))
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out_dir}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    with _doing("validating"):
+        written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"took {time.perf_counter() - start:.0f} s")
@@ -459,20 +767,18 @@ def validate(out_dir, quick, force) -> None:
 @click.option("--force", is_flag=True, help="Overwrite existing figures.")
 def plot(trace_dir, bins, window, force) -> None:
     """Draw PNG figures (PE utilization, bandwidth, buffers, stalls) of a --trace directory."""
-    try:
-        from accelsim.trace.plot import layer_dirs, plot_layer
+    from accelsim.trace.plot import layer_dirs, plot_layer
 
-        cycles = None
-        if window is not None:
-            parts = window.split(":")
-            if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-                raise InputError(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
-            cycles = (int(parts[0]), int(parts[1]))
+    cycles = None
+    if window is not None:
+        parts = window.split(":")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise InputError(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
+        cycles = (int(parts[0]), int(parts[1]))
+    with _doing(f"plotting {trace_dir}"):
         for layer_dir in layer_dirs(Path(trace_dir)):
             for path in plot_layer(layer_dir, bins, force, cycles):
                 click.echo(f"wrote {path}")
-    except InputError as exc:
-        _fail(str(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover

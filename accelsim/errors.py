@@ -54,3 +54,18 @@ MAPPING_REASONS: dict[str, str] = {
     "no_reduction_network": "a reduction dimension is spread across PEs without a reduction network",
     "unknown_layer": "the mapping file has no layer of that name",
 }
+
+
+class ResourceError(Exception):
+    """A run refused or stopped by a limit rather than by a mistake in its input: over its
+    budget (steps, memory), out of memory, or an output the machine cannot hold (a full disk,
+    a file size limit). The message says what was too big and the way out."""
+
+
+# Exit statuses of the ``accelsim`` command (README, "Limits and exit codes").
+EXIT_FAILED = 1  # a functional check failed, or compare --fail-on-disagree found a disagreement
+EXIT_INPUT = 2  # a mistake in an input, an option or an output path (InputError)
+EXIT_RESOURCES = 3  # over budget or out of resources (ResourceError, MemoryError)
+EXIT_INTERNAL = 70  # a bug in accelsim (EX_SOFTWARE): please report it
+EXIT_SIGINT = 130  # interrupted by Ctrl-C (128 + SIGINT)
+EXIT_SIGTERM = 143  # stopped by SIGTERM (128 + SIGTERM)

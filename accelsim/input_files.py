@@ -16,7 +16,7 @@ import os
 import reprlib
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+
 from typing import Any
 
 import yaml

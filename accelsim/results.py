@@ -66,6 +66,7 @@ class LayerResult:
     model: str = "simulator"  # "simulator" or "analytical" (accelsim.analytical)
     compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
     dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
+    overflowed: bool = False  # its tiles do not fit L1/L2 and it ran anyway (--allow-overflow)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -77,7 +78,7 @@ class LayerResult:
     def to_row(self) -> dict[str, Any]:
         """Flat row; per-tensor columns use MAESTRO's CSV names (``filter`` for weights)."""
         row: dict[str, Any] = {
-            "Layer": self.layer,
+            "Layer Number": self.layer,  # MAESTRO's name for the layer's name
             "Type": self.op,
             "Hardware": self.hw,
             "Mode": self.mode,
@@ -107,6 +108,7 @@ class LayerResult:
         row["Multicasting Factor"] = self.multicast_factor
         for part, value in self.energy_breakdown_pj.items():
             row[f"Energy {part} (pJ)"] = value
+        row["Overflowed"] = self.overflowed
         return row
 
 

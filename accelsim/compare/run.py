@@ -13,7 +13,9 @@ from accelsim.compare.metrics import Metrics, exceptions, metrics_of
 from accelsim.compare.models import MODELS, UNREPORTED
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.sim.network import RunObserver
 
 MAESTRO_CSV = "maestro-csv"
 
@@ -61,17 +63,24 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                  models: Sequence[str] = ("analytical",), maestro_csv: str | Path | None = None,
                  scalesim_report: str | Path | None = None, network_layers: Sequence[str] | None = None,
                  allow_overflow: bool = False, attribute: bool = True,
-                 progress: Callable[[LayerComparison], None] | None = None) -> Comparison:
+                 progress: Callable[["Comparison"], None] | None = None,
+                 observer: RunObserver | None = None,
+                 check: Callable[[CompiledMapping], None] | None = None) -> Comparison:
     """Compare the simulator (in ``mode``) with each model of ``models`` (names in MODELS, run
     in the same mode) and with MAESTRO's CSV (layers matched by name) and SCALE-Sim's
     COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole network's layer
     names; default: the jobs' layers). Every layer is compiled and checked and the files are
-    read before any simulation runs. ``attribute`` adds the ablation runs (six more
-    simulations per layer in realistic mode, and each model once more in maestro mode)."""
+    read before any simulation runs (``check``: a further check of each, e.g. a budget).
+    ``attribute`` adds the ablation runs (six more simulations per layer in realistic mode,
+    and each model once more in maestro mode). ``progress`` gets the comparison so far after each layer;
+    ``observer`` hears each layer start, the steps of its main simulation and its result."""
     unknown = [model for model in models if model not in MODELS]
     if unknown:
         raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")
     compiled = [prepare(job, hw, allow_overflow) for job in jobs]
+    if check is not None:
+        for cm in compiled:
+            check(cm)
     names = [job.layer.name for job in jobs]
     external: dict[str, dict[str, Metrics]] = {}
     if maestro_csv is not None:
@@ -79,8 +88,11 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     if scalesim_report is not None:
         external[SCALESIM] = scalesim_metrics(scalesim_report, network_layers or names, names)
     result = Comparison(network, hw.name, mode, list(models) + list(external))
-    for job, cm, name in zip(jobs, compiled, names):
-        sim = simulate_layer(cm, hw, SimOptions(mode=mode))  # type: ignore[arg-type]
+    watch = observer or RunObserver()
+    for index, (job, cm, name) in enumerate(zip(jobs, compiled, names)):
+        watch.layer_started(index, cm)
+        sim = simulate_layer(cm, hw, SimOptions(mode=mode),  # type: ignore[arg-type]
+                             progress=watch.steps if observer is not None else None)
         sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
         sources.update({label: table[name] for label, table in external.items()})
         ablation = None
@@ -93,6 +105,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                 ablation = ablate(cm, hw, sim.cycles, ideal.cycles)
                 maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro", job=job).cycles) for model in models}
         result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles))
+        watch.layer_finished(index, sim)
         if progress is not None:
-            progress(result.layers[-1])
+            progress(result)
     return result

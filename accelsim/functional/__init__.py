@@ -19,7 +19,7 @@ from accelsim.functional.operands import DTYPES, Dtype, random_operands, referen
 from accelsim.functional.report import FunctionalReport, build_report
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.engine import LayerSimulation, SimOptions
+from accelsim.sim.engine import LayerSimulation, ProgressHook, SimOptions
 from accelsim.results import LayerResult
 
 MAX_MACS = 1 << 22  # 4,194,304 MACs
@@ -40,14 +40,16 @@ def check_size(cm: CompiledMapping) -> None:
 
 
 def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
-                        dtype: Dtype = "int8", seed: int = 0) -> tuple[LayerResult, FunctionalReport]:
-    """Simulate one layer with values riding on its transfers; (timing result, check)."""
+                        dtype: Dtype = "int8", seed: int = 0,
+                        progress: ProgressHook | None = None) -> tuple[LayerResult, FunctionalReport]:
+    """Simulate one layer with values riding on its transfers; (timing result, check).
+    ``progress``: the engine's progress hook."""
     if dtype not in DTYPES:
         raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
     check_size(cm)
     operands = random_operands(cm.layer, dtype, seed)
     values = DatapathValues(cm, operands, reduction_network=hw.reduction_noc.kind != "none")
-    result = LayerSimulation(cm, hw, options, values=values).run()
+    result = LayerSimulation(cm, hw, options, values=values, progress=progress).run()
     if operands.exact:
         expected = reference_output(cm.layer, operands.input, operands.weight)
     else:

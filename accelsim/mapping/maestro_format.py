@@ -140,7 +140,7 @@ def op_type(layer: MaestroLayer) -> OpType:
         raise MappingError(
             f"layer {layer.name!r}: unknown Type {layer.type!r}; expected one of "
             + ", ".join(CANONICAL_TYPES),
-            line=layer.line,
+            line=layer.line or None,
         ) from None
 
 
@@ -829,11 +829,13 @@ def load_maestro(path: str | Path) -> MaestroFile:
 
 
 def _check_int(value: object, what: str, layer: MaestroLayer, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """``value`` if the parser can read it back: an integer from 1 to 18 digits."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 10**_MAX_DIGITS:
         raise MappingError(
-            f"cannot write layer {layer.name!r}: {what} must be an integer >= 1, got {value!r}",
+            f"cannot write layer {layer.name!r}: {what} must be an integer from 1 to {10**_MAX_DIGITS - 1} "
+            f"(what a .m file can hold), got {value!r}",
             source=path,
-            line=layer.line,
+            line=layer.line or None,
         )
     return value
 
@@ -850,7 +852,7 @@ def write_maestro(mf: MaestroFile) -> str:
     out = ["// MAESTRO data-centric mapping written by accelsim", header]
     seen: set[str] = set()
     for layer in mf.layers:
-        where = dict(source=path, line=layer.line)
+        where = dict(source=path, line=layer.line or None)
         if not _NAME_RE.fullmatch(layer.name or ""):
             raise MappingError(f"cannot write layer name {layer.name!r}: use letters, digits, _ - .", **where)
         if layer.name in seen:
