@@ -559,6 +559,40 @@ def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides,
             click.echo(f"wrote {path}")
 
 
+@main.command()
+@_job_inputs("Lint")
+@_set_option
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the findings as JSON.")
+@click.option("--force", is_flag=True, help="Overwrite an existing --json file.")
+def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force) -> None:
+    """Say, for each layer, how MAESTRO's result for this mapping will be wrong: MACs it misses or
+    double-counts, outputs inflated by stride, outputs of edge PEs it drops, idle PEs, buffers it
+    does not enforce, layers it stops on. Exit status 0: clean, 1: findings, 2: bad input."""
+    from accelsim.maestro.lint import lint_file_text, lint_job
+
+    _check_job_args(mapping_path, network, style)
+    check_outputs({"--json": json_out}, force)
+    file_findings = lint_file_text(mapping_path) if mapping_path is not None else []
+    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    results = [lint_job(job, hw) for job in jobs]
+    click.echo(f"{name} on {hw.name}: what MAESTRO will get wrong")
+    for finding in file_findings:
+        click.echo(f"  file: [{finding.kind}] {finding.message}")
+    for r in results:
+        if not r.findings:
+            click.echo(f"  {r.layer}: clean")
+        for finding in r.findings:
+            click.echo(f"  {r.layer}: [{finding.kind}] {finding.message}")
+    count = len(file_findings) + sum(len(r.findings) for r in results)
+    flagged = sum(1 for r in results if r.findings)
+    click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
+    if json_out:
+        write_atomic(json_out, json.dumps({"network": name, "hw": hw.name, "file": [f.__dict__ for f in file_findings],
+                                           "layers": [r.to_dict() for r in results]}, indent=2))
+        click.echo(f"wrote {json_out}")
+    sys.exit(1 if count else 0)
+
+
 def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress,
                        budget: Budget) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
@@ -692,7 +726,7 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
 @click.option("--hw", "hw_ref", required=True, help="Preset name or hardware file.")
 @click.option("--network", required=True, help="Bundled network name or network YAML file.")
 @click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
-@click.option("--layer", help="Only this layer.")
+@_layer_option("Map")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
@@ -727,8 +761,16 @@ def hardware(hw_ref, overrides) -> None:
 
 @main.command()
 @click.option("--quick", is_flag=True, help="A smaller scenario (for CI smoke runs).")
-def bench(quick) -> None:
+@click.option("--search", "search_bench", is_flag=True,
+              help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
+def bench(quick, search_bench) -> None:
     """Run the fixed benchmark scenario and print simulated cycles/s, events/s, peak memory."""
+    if search_bench:
+        from accelsim.search.bench import run_search_bench
+
+        for line in run_search_bench(quick=quick):
+            click.echo(line)
+        return
     from accelsim.bench import run_bench
 
     for line in run_bench(quick=quick):
@@ -779,6 +821,102 @@ def plot(trace_dir, bins, window, force) -> None:
         for layer_dir in layer_dirs(Path(trace_dir)):
             for path in plot_layer(layer_dir, bins, force, cycles):
                 click.echo(f"wrote {path}")
+
+
+@main.command(name="search")
+@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--network", help="Bundled network name or network YAML file: search its layers.")
+@click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
+              help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
+@_layer_option("Search")
+@_set_option
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive"]), default="gamma", show_default=True,
+              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome.")
+@click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
+@click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
+              help="What to minimize: cycles, energy (pJ) or their product.")
+@click.option("--model", default="analytical", show_default=True,
+              help="analytical, sim, maestro, or two-stage (analytical screen, the simulator re-ranks --top-k).")
+@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
+              help="Fidelity mode of the models.")
+@click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
+@click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
+@click.option("--scheduler", metavar="ADDR", help="Score on a Dask cluster, e.g. tcp://host:8786 (instead of --workers).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the mapper.")
+@click.option("--max-levels", type=int, default=3, show_default=True, help="Most cluster levels of a genome (1-3).")
+@click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
+@click.option("--min-utilization", type=float, default=0.5, show_default=True,
+              help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
+@click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
+                   workers, scheduler, seed, max_levels, population, min_utilization, out_dir, resume,
+                   progress) -> None:
+    """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
+    from accelsim.search.executors import make_executor
+    from accelsim.search.session import SearchSettings, run_search
+
+    if workers < 1:
+        _fail(f"--workers must be at least 1, got {workers}")
+    if scheduler is not None and workers != 1:
+        _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    executor = None
+    try:
+        settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
+                                  model, mode, top_k, seed, max_levels, population, min_utilization)
+        executor = make_executor(workers, scheduler)
+        with _search_bar(progress, settings) as advance:
+            summary = run_search(settings, Path(out_dir), executor, resume, advance)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: what was scored is saved in {out_dir}; run the same command with --resume "
+                   "to finish", err=True)
+        sys.exit(130)
+    finally:
+        if executor is not None:
+            executor.close()
+    click.echo(_format_search(summary))
+    click.echo(f"wrote {out_dir}")
+
+
+@contextmanager
+def _search_bar(progress: bool | None, settings):
+    """A tqdm bar over the candidates to score, showing the best cost so far."""
+    show = progress if progress is not None else sys.stderr.isatty()
+    if not show:
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(unit="cand", file=sys.stderr, desc="search") as bar:
+        def advance(scored: int, best: float | None) -> None:
+            bar.update(scored)
+            if best is not None:
+                bar.set_postfix_str(f"best {settings.objective} {best:,.4g}")
+        yield advance
+
+
+def _format_search(summary: dict) -> str:
+    """One line per layer: candidates scored and legal, the best cost and two-stage fidelity."""
+    objective = summary["settings"]["objective"]
+    lines = [(f"{summary['network']} on {summary['hw']}: {summary['settings']['mapper']} search, "
+              f"{summary['settings']['model']} model, {objective}")]
+    header = ("layer", "scored", "legal", "best_cycles", "best_energy_uJ", "stopped", "spearman", "kendall", "regret")
+    rows = []
+    for layer in summary["layers"]:
+        best, fidelity = layer["best"], layer["two_stage"] or {}
+        def fmt(value, pattern):
+            return pattern.format(value) if value is not None else "-"
+        rows.append((layer["layer"], str(layer["scored"]), str(layer["legal"]),
+                     fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
+                     layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
+                     fmt(fidelity.get("regret"), "{:.2%}")))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines.append("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

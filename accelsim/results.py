@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from accelsim.workload.operators import TENSOR_ROLES
 
@@ -160,14 +160,3 @@ class NetworkResult:
             "stall_cycles": {c: sum(r.stall_cycles[c] for r in self.layers) for c in STALL_CAUSES},
             "accesses": {t: asdict(a) for t, a in self.total_accesses().items()},
         }
-
-
-def write_json(results: Iterable[LayerResult], path: str, extra: dict[str, list[dict[str, Any]]] | None = None) -> None:
-    """A JSON list with one object per layer; ``extra`` adds, under each key, one more object
-    per layer (e.g. ``{"functional": [report dicts]}``)."""
-    objects = [r.to_dict() for r in results]
-    for key, values in (extra or {}).items():
-        for obj, value in zip(objects, values, strict=True):
-            obj[key] = value
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(objects, f, indent=2)

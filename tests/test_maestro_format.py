@@ -398,13 +398,14 @@ if given is not None:
     def _layers(draw, name):
         tname = draw(st.sampled_from(sorted(CANONICAL_TYPES)))
         allowed = list(dims_for_type(tname))
-        if tname != "GEMM":
+        windowed = "Y'" in allowed  # the convolution types; GEMM and BMM have no windows
+        if windowed:
             # at most one of Y / Y' and of X / X'
             for a, b in (("Y", "Y'"), ("X", "X'")):
                 allowed.remove(draw(st.sampled_from([a, b])))
         keys = draw(st.lists(st.sampled_from(allowed), min_size=1, unique=True))
         dims = {k: draw(st.integers(1, 4096)) for k in keys}
-        mappable = keys + ([] if tname == "GEMM" else ["Y'", "X'"])
+        mappable = keys + (["Y'", "X'"] if windowed else [])
         item = st.one_of(
             st.builds(
                 MapDirective,
@@ -417,7 +418,7 @@ if given is not None:
             st.builds(ClusterDirective, st.integers(1, 1024), st.just(0)),
         )
         flow = draw(st.lists(item, min_size=1, max_size=8))
-        if tname == "GEMM":
+        if not windowed:
             sy = sx = 1
         else:
             sy, sx = draw(st.integers(1, 4)), draw(st.integers(1, 4))

@@ -12,7 +12,7 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
-BUNDLED = ["alexnet", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
+BUNDLED = ["alexnet", "bert_base", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
            "resnet50", "vgg16"]
 
 
@@ -252,6 +252,9 @@ CONV_FC_MACS = {
     "flash_gemm": 558_514_044_928,
     # FLASH's MNIST MLP at batch 128: 128 x (784x512 + 512x256 + 256x128 + 128x10).
     "flash_mlp": 72_515_584,
+    # BERT-base at sequence 128, batch 1: 12 x (4 x 128 x 768^2 + 2 x 12 x 128^2 x 64 +
+    # 2 x 128 x 768 x 3072) + 768^2 for the pooler (test_bmm.py derives it per layer).
+    "bert_base": 11_174_215_680,
 }
 # Network.macs also counts one operation per element of each residual add.
 TOTAL_MACS = {
@@ -264,6 +267,7 @@ TOTAL_MACS = {
     "dmazerunner6": 2_552_954_880,
     "flash_gemm": 558_514_044_928,
     "flash_mlp": 72_515_584,
+    "bert_base": 11_174_215_680,
 }
 
 

@@ -87,6 +87,12 @@ def gemm_layers(draw) -> Layer:
 
 
 @st.composite
+def bmm_layers(draw) -> Layer:
+    sizes = {"B": draw(st.integers(1, 3))} | {d: draw(st.integers(1, 8)) for d in ("M", "N", "K")}
+    return Layer.build("L", OpType.BMM, sizes)
+
+
+@st.composite
 def fc_layers(draw) -> Layer:
     return Layer.build("L", OpType.FC, {"K": draw(st.integers(1, 12)), "C": draw(st.integers(1, 12))})
 
@@ -103,6 +109,7 @@ layers = st.one_of(
     gemm_layers(),
     fc_layers(),
     resadd_layers(),
+    bmm_layers(),
 )
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ the number of classes, not of steps.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -54,6 +55,51 @@ class Timing:
     shared_network: bool = False
 
 
+class _Recent:
+    """Completion times (cycles) of recent steps or tiles by number, for those that may still be
+    looked up: numbers are recorded in increasing order, and once the current number is ``n``
+    only numbers from ``n - keep`` on are asked for, so older ones are forgotten as it grows."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.times: dict[int, int] = {}
+        self.numbers: deque[int] = deque()  # the keys of ``times``, increasing
+
+    def get(self, number: int) -> int:
+        return self.times.get(number, 0)
+
+    def __contains__(self, number: int) -> bool:
+        return number in self.times
+
+    def __getitem__(self, number: int) -> int:
+        return self.times[number]
+
+    def record(self, number: int, cycle: int) -> None:
+        """Completion of ``number``, the newest so far; older ones out of reach are forgotten."""
+        self.times[number] = cycle
+        self.numbers.append(number)
+        self._forget_before(number - self.keep)
+
+    def shift(self, first: int, per_repeat: int, cycles: int, times: int) -> None:
+        """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
+        ``cycles``: the last repetition's entries (numbers from ``first``) are recorded again as
+        the last skipped one would have recorded them, and entries out of reach of the new end
+        are forgotten."""
+        moved = []
+        for number in reversed(self.numbers):
+            if number < first:
+                break
+            moved.append(number)
+        for number in reversed(moved):
+            self.times[number + times * per_repeat] = self.times[number] + times * cycles
+            self.numbers.append(number + times * per_repeat)
+        self._forget_before(first + per_repeat * (times + 1) - self.keep)
+
+    def _forget_before(self, number: int) -> None:
+        while self.numbers and self.numbers[0] < number:
+            del self.times[self.numbers.popleft()]
+
+
 @dataclass
 class _State:
     """Event times (cycles) and stall counters carried from step to step."""
@@ -77,9 +123,9 @@ class _State:
     stall_reduction: int = 0
     busy: int = 0
     step: int = 0  # steps done
-    landed: dict[int, int] = field(default_factory=dict)  # step -> its drain done (recent ones)
+    landed: _Recent = field(default_factory=lambda: _Recent(0))  # step -> its drain done
     tile: int = 0  # tiles done
-    write_done: dict[int, int] = field(default_factory=dict)  # tile -> its write-back sent
+    write_done: _Recent = field(default_factory=lambda: _Recent(0))  # tile -> its write-back sent
 
     def __post_init__(self) -> None:
         self.distributed = [0] * self.l2_buffers
@@ -123,6 +169,8 @@ class Pipeline:
         self._tile_writes = False  # the current tile writes outputs back (its last step drains)
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
+        self.s.landed = _Recent(self.keep_landed)
+        self.s.write_done = _Recent(self.keep_written)
 
     # ---------------------------------------------------------------- tiles
     def _begin_tile(self, tile: int) -> None:
@@ -154,15 +202,14 @@ class Pipeline:
             s.channel_free = max(s.channel_free, ready, s.written) + cycles
             s.written = s.channel_free
             if self.keep_written:
-                s.write_done[number] = s.written
-                s.write_done.pop(number - self.keep_written - 1, None)
+                s.write_done.record(number, s.written)
 
     # ---------------------------------------------------------------- steps
     def _step(self, case: int, tile_first: bool, tile_last: bool) -> None:
         s, d = self.s, self.d
         free = max(s.noc_free, s.computed[0], s.arrived if tile_first else 0)
         source = d.readback_source[case]
-        start = max(free, s.landed.get(s.step - source, 0)) if source else free  # partial sums in L2
+        start = max(free, s.landed.get(s.step - source)) if source else free  # partial sums in L2
         s.noc_free = start + d.ingress[case]
         began = max(s.compute_free, s.noc_free + (self.t.ingress_latency if d.ingress[case] else 0))
         waited = began - s.compute_free
@@ -186,17 +233,23 @@ class Pipeline:
             s.drain_free = start + d.egress[case]
             s.drained = s.drained[1:] + [s.drain_free]
             if self.keep_landed:  # a window of the drains read-backs may still wait for
-                s.landed[s.step] = s.drain_free
-                s.landed.pop(s.step - self.keep_landed - 1, None)
+                s.landed.record(s.step, s.drain_free)
         s.step += 1
 
     # ---------------------------------------------------------------- traversal
     def _repeat(self, body: Callable[[], None], times: int) -> None:
         """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
         remaining ones (all but the last, which meets the next block) as shifts."""
+        if times == 1:  # nothing to skip
+            body()
+            return
         done = 0
         previous: list[int] | None = None
         while done < times:
+            if times - done <= 2:  # the last two repetitions run as they are: nothing left to skip
+                body()
+                done += 1
+                continue
             before = self.s.vector()
             first_step, drain_before = self.s.step, self.s.drain_free
             first_tile, written_before = self.s.tile, self.s.written
@@ -210,26 +263,14 @@ class Pipeline:
                 steps, drain_cycles = s.step - first_step, s.drain_free - drain_before
                 tiles, write_cycles = s.tile - first_tile, s.written - written_before
                 if self.keep_landed:
-                    s.landed = self._shifted(s.landed, first_step, steps, drain_cycles, left, self.keep_landed)
+                    s.landed.shift(first_step, steps, drain_cycles, left)
                 if self.keep_written:
-                    s.write_done = self._shifted(s.write_done, first_tile, tiles, write_cycles, left,
-                                                 self.keep_written)
+                    s.write_done.shift(first_tile, tiles, write_cycles, left)
                 s.load([v + left * dv for v, dv in zip(after, deltas)])
                 for w in s.writes:
                     w[2] += left * tiles
                 done += left
             previous = deltas
-
-    @staticmethod
-    def _shifted(done: dict[int, int], first: int, per_repeat: int, cycles: int, times: int,
-                 keep: int) -> dict[int, int]:
-        """Completion times by step (or tile) number after skipping ``times`` repetitions of
-        ``per_repeat`` numbers each shifting times by ``cycles``: the last repetition's entries
-        (numbers from ``first``) as the skipped ones would have recorded them, plus the ones
-        still within ``keep`` of the new end."""
-        end = first + per_repeat * (times + 1)
-        moved = {k + times * per_repeat: v + times * cycles for k, v in done.items() if k >= first}
-        return {k: v for k, v in done.items() if k >= end - keep} | moved
 
     def run(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
             tile_of: dict[tuple, int]) -> int:

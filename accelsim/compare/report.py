@@ -6,6 +6,7 @@ from typing import Any
 
 from accelsim.compare.attribution import PARTS
 from accelsim.compare.metrics import COUNT_METRICS, CYCLE_TOLERANCE, METRICS, format_error, relative_error
+from accelsim.compare.ladder import RUNGS, Ladder
 from accelsim.compare.run import Comparison, LayerComparison
 
 AGREEMENT = f"every count exact, cycles within {100 * CYCLE_TOLERANCE:g}%"
@@ -55,7 +56,20 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
         split = ("all model residual (maestro mode)" if mode == "maestro"
                  else ", ".join(f"{p} {_signed(parts[p])}" for p in PARTS))
         lines.append(f"  cycle gap simulator - {s} = {_signed(gap)}: {split}")
+    for s, walk in lc.ladders.items():
+        lines += format_ladder(walk, mode)
     return lines
+
+
+def format_ladder(walk: Ladder, mode: str) -> list[str]:
+    """A MAESTRO source's ladder: each rung's cycles and the part of the gap it explains."""
+    lines = [f"  MAESTRO ladder {walk.source} -> simulator ({mode} mode): {walk.source_cycles:,} -> "
+             f"{walk.rungs[-1].cycles:,} cycles, gap {_signed(walk.gap)} (the parts sum to it)"]
+    rows = [["rung", "cycles", "part", "of gap"], [walk.source, f"{walk.source_cycles:,}", "", ""]]
+    for r in walk.rungs:
+        share = f"{100 * r.part / walk.gap:.1f}%" if walk.gap and r.part else ""
+        rows.append([r.name, f"{r.cycles:,}", _signed(r.part), share])
+    return lines + ["    " + line for line in _align(rows)]
 
 
 def format_overview(comp: Comparison) -> list[str]:
@@ -114,6 +128,13 @@ def comparison_rows(comp: Comparison) -> list[dict[str, Any]]:
                 row[s] = attribution[s][part] if s in attribution else ""
                 row[f"{s} rel_error"] = ""
             rows.append(row)
+        for rung in sorted({r.name for walk in lc.ladders.values() for r in walk.rungs},
+                           key=lambda name: RUNGS.index(name)):
+            row = {"layer": lc.layer, "op": lc.op, "metric": f"ladder:{rung}", "simulator": ""}
+            for s in comp.sources:
+                row[s] = lc.ladders[s].parts().get(rung, "") if s in lc.ladders else ""
+                row[f"{s} rel_error"] = ""
+            rows.append(row)
     return rows
 
 
@@ -131,6 +152,7 @@ def comparison_dict(comp: Comparison) -> dict[str, Any]:
             "exceptions": lc.exceptions(),
             "attribution_cycles": lc.attribution(),
             "model_maestro_mode_cycles": lc.maestro_mode_cycles,
+            "ladders": {s: walk.to_dict() for s, walk in lc.ladders.items()},
             "ablation_cycles": None if lc.ablation is None else {
                 "realistic": lc.ablation.realistic_cycles, "maestro": lc.ablation.maestro_cycles,
                 "one_cause_ideal": lc.ablation.ideal_cycles},

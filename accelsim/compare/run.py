@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 from accelsim.mapping.jobs import Job, prepare
 from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
+from accelsim.compare.ladder import Ladder, ladder, ladder_steps
 from accelsim.compare.metrics import Metrics, exceptions, metrics_of
 from accelsim.compare.models import MODELS, UNREPORTED
 from accelsim.errors import InputError
@@ -37,6 +38,7 @@ class LayerComparison:
     sources: dict[str, Metrics]  # source name -> the metrics it reports
     ablation: Ablation | None = None  # None when attribution was not asked for
     maestro_mode_cycles: dict[str, int] = field(default_factory=dict)  # per model: its maestro-mode estimate
+    ladders: dict[str, Ladder] = field(default_factory=dict)  # per MAESTRO source: its gap rule by rule
 
     def exceptions(self) -> dict[str, list[str]]:
         """Per source, the metrics failing maestro-mode agreement (metrics.exceptions)."""
@@ -88,6 +90,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     if scalesim_report is not None:
         external[SCALESIM] = scalesim_metrics(scalesim_report, network_layers or names, names)
     result = Comparison(network, hw.name, mode, list(models) + list(external))
+    maestro_sources = [s for s in ("maestro", MAESTRO_CSV) if s in models or s in external]
     watch = observer or RunObserver()
     for index, (job, cm, name) in enumerate(zip(jobs, compiled, names)):
         watch.layer_started(index, cm)
@@ -97,14 +100,22 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
         sources.update({label: table[name] for label, table in external.items()})
         ablation = None
         maestro_mode_cycles = {}
+        sim_maestro_cycles = sim.cycles
+        if mode != "maestro" and (attribute or maestro_sources):
+            sim_maestro_cycles = simulate_layer(cm, hw, SimOptions(mode="maestro")).cycles
         if attribute:
             if mode == "maestro":
                 ablation = no_ablation(sim.cycles)
             else:
-                ideal = simulate_layer(cm, hw, SimOptions(mode="maestro"))
-                ablation = ablate(cm, hw, sim.cycles, ideal.cycles)
+                ablation = ablate(cm, hw, sim.cycles, sim_maestro_cycles)
                 maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro", job=job).cycles) for model in models}
-        result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles))
+        ladders = {}
+        if maestro_sources:
+            steps = ladder_steps(job, cm, hw, sim.cycles, sim_maestro_cycles,
+                                 ablation if mode != "maestro" else None)
+            ladders = {s: ladder(s, int(sources[s]["cycles"]), steps) for s in maestro_sources}
+        result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles,
+                                             ladders))
         watch.layer_finished(index, sim)
         if progress is not None:
             progress(result)

@@ -45,18 +45,26 @@ class MaestroHardware:
 class Corrections:
     """MAESTRO rules replaced by what the execution really does (all off = MAESTRO).
 
-    * ``offchip_floor``: the top-level floor ``max((L2_in + L2_w) // bw // 2, L2_out // bw //
-      2)`` from the case-0 tile becomes the case's own off-chip words: ``max((input + filter
-      ingress) // bw, output egress // bw)`` of that case.
+    * ``offchip_floor``: no top-level floor ``max((L2_in + L2_w) // bw // 2, L2_out // bw //
+      2)`` from the case-0 tile (``accelsim compare``'s ladder then bounds the layer by the DRAM
+      traffic the execution really moves).
     * ``subcluster_init_serial``: below the top level each sub-unit tile pays its all-Init case
       as ``compute + ingress``; corrected, it overlaps like every other case (``max``).
     * ``noc_latency``: the NoC delay ``latency + ceil(words / bw) - 1`` becomes
       ``ceil(words / bw)`` (the simulator's maestro mode charges no latency).
+    * ``zero_edge_egress``: the partial last unit of a spatial map whose windows fill the
+      dimension exactly is counted with its outputs (quirk ``spatial_edge_zero_egress``; it
+      changes counts, which ``accelsim lint`` reports).
+    * ``strided_egress``: a neighbouring unit of an input-row SpatialMap on a strided layer
+      adds ``offset / stride`` output rows, not ``min(offset, size)`` (quirk
+      ``spatial_edge_output_inflation``; counts and egress delays).
     """
 
     offchip_floor: bool = False
     subcluster_init_serial: bool = False
     noc_latency: bool = False
+    zero_edge_egress: bool = False
+    strided_egress: bool = False
 
 
 NO_CORRECTIONS = Corrections()
@@ -122,7 +130,7 @@ class Analysis:
         self.hw = hw
         self.fix = corrections
         self.tensors: tuple[Tensor, ...] = problem.tensors()
-        self.reuse = [LevelReuse(level) for level in levels]
+        self.reuse = [LevelReuse(level, corrections.zero_edge_egress, corrections.strided_egress) for level in levels]
         self.cases_cache: dict[tuple, list[Case]] = {}
         self.memo: dict[tuple, LevelResult] = {}
         self.first_completed: LevelResult | None = None
@@ -242,8 +250,7 @@ class Analysis:
             if index == 0:
                 bw = self.hw.offchip_bandwidth_words_per_cycle
                 if self.fix.offchip_floor:
-                    in_floor = (per_tensor["input"] + per_tensor["filter"]) // bw
-                    out_floor = egress // bw
+                    in_floor = out_floor = 0
                 else:
                     in_floor = cdiv(cdiv(res.l2_size["input"] + res.l2_size["filter"], bw), 2)
                     out_floor = cdiv(cdiv(res.l2_size["output"], bw), 2)

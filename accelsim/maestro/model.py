@@ -158,7 +158,7 @@ def layer_result(analysis: MaestroLayerAnalysis, hw: HardwareSpec, layer_name: s
         else:
             cause = "distribution_noc"
         stalls[cause] += case.occurrences * extra
-    accesses = {}
+    accesses: dict[str, TensorAccesses] = {}
     for ours in TENSORS:
         t = _OUR_TENSOR[ours]
         accesses[ours] = TensorAccesses(top.l1_read[t], top.l1_write[t], top.l2_read[t], top.l2_write[t], 0, 0)

@@ -25,7 +25,13 @@ from accelsim.maestro.problem import DimTable, Tensor, cdiv
 class LevelReuse:
     """The mapped/unique sizes of one level (static: computed from the level's own tile)."""
 
-    def __init__(self, level: ClusterLevel):
+    def __init__(self, level: ClusterLevel, zero_edge_fixed: bool = False, strided_egress_fixed: bool = False):
+        """``zero_edge_fixed`` corrects quirk ``spatial_edge_zero_egress``: where a map's windows
+        fill its dimension exactly, MAESTRO's edge size is 0 and the partial last unit's unique
+        size ``max(offset - size, 0)``; corrected, it is ``min(size, offset)``.
+        ``strided_egress_fixed`` corrects quirk ``spatial_edge_output_inflation``: a neighbouring
+        unit of an input-row map on a strided layer adds ``offset / stride`` output rows, not
+        ``min(offset, size)``."""
         self.level = level
         self.mapped: dict[str, int] = {}
         self.unique: dict[str, int] = {}
@@ -45,14 +51,19 @@ class LevelReuse:
                 edge_size = size
             self.mapped_edge[d.var] = edge_size if has_edge else d.size
             self.unique_edge[d.var] = max(d.offset - (d.size - edge_size), 0)
+            if zero_edge_fixed and edge_size == 0:
+                self.unique_edge[d.var] = min(d.size, d.offset)
         for d in level.dataflow:
             if dims.is_reference(d.var):
                 sliding = dims.counterpart(d.var)
                 out = "Y'" if d.var == "Y" else "X'"
                 self.mapped[out] = self.mapped.get(d.var, 0) - self.mapped.get(sliding, 0) + 1
-                self.unique[out] = min(d.offset, d.size)
+                step = d.offset
+                if strided_egress_fixed and dims.stride(d.var) > 1:
+                    step = max(d.offset // dims.stride(d.var), 1)
+                self.unique[out] = min(step, d.size)
                 self.mapped_edge[out] = self.mapped_edge.get(d.var, 0) - self.mapped_edge.get(sliding, 0) + 1
-                self.unique_edge[out] = min(d.offset, self.mapped_edge[out])
+                self.unique_edge[out] = min(step, self.mapped_edge[out])
 
     # --- helpers ---------------------------------------------------------------------------
     def _m(self, var: str) -> int:

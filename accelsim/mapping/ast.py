@@ -6,6 +6,7 @@ element remembers its 1-based source line so later checks can point at it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Union
 
@@ -41,7 +42,7 @@ class MaestroLayer:
     """One ``Layer name { ... }`` block."""
 
     name: str
-    type: str  # CONV, DSCONV, GEMM, FC, RESADD (see accelsim.mapping.maestro_format)
+    type: str  # the catalog's maestro_type: CONV, DSCONV, GEMM, BMM, FC, RESADD, PWCONV (see maestro_resolve)
     stride_y: int
     stride_x: int
     dims: dict[str, int]
@@ -56,3 +57,18 @@ class MaestroFile:
     network: str
     layers: tuple[MaestroLayer, ...]
     path: str
+
+
+def strip_lines(mf: MaestroFile) -> MaestroFile:
+    """``mf`` with every line number set to 0 (to compare files that differ only in layout)."""
+    return dataclasses.replace(
+        mf,
+        layers=tuple(
+            dataclasses.replace(
+                layer,
+                line=0,
+                dataflow=tuple(dataclasses.replace(d, line=0) for d in layer.dataflow),
+            )
+            for layer in mf.layers
+        ),
+    )

@@ -110,6 +110,12 @@ def canonical_key(cm: CompiledMapping) -> str:
     return _digest(repr(canonical_form(cm)))
 
 
+def written_key(text: str) -> str:
+    """The key of a candidate's written directives (``text:`` and a digest), for models that read
+    the mapping as written."""
+    return "text:" + _digest(text)
+
+
 def text_key(text: str) -> str:
     """The key of a candidate that does not compile: its text's digest, marked ``raw:``."""
     return "raw:" + _digest(text)

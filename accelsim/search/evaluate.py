@@ -4,9 +4,10 @@
     with Evaluator("eyeriss_like", layer, model="analytical", objective="latency") as ev:
         frame = ev.evaluate(candidates)          # directive lists, Dataflow texts or Genomes
 
-Each row holds the candidate (``encoding``, ``candidate`` text, canonical ``key``), its legality
-(``status``: ``ok``, ``illegal`` or ``error``; ``reason``: a code such as ``l1_overflow``;
-``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
+Each row holds the candidate (``encoding``, ``candidate`` text, the ``dataflow`` it decodes to as
+MAESTRO directives, canonical ``key``), its legality
+(``status``: ``ok``, ``illegal``, ``skipped`` or ``error``; ``reason``: a code such as
+``l1_overflow``; ``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
 ``fitness`` (= -cost, -inf when not ``ok``), and the model's metrics (cycles, energy, EDP,
 utilization, accesses per tensor and level, stalls; see :mod:`accelsim.search.models`).
 ``new`` is True the first time this evaluator returns a schedule: mappers count their budget in
@@ -14,7 +15,10 @@ new rows.
 
 Candidates are checked in this process (compiling is cheap); each legal schedule not seen
 before is scored once, on the executor (local processes or Dask), whatever the batch or
-spelling it came in; later requests are answered from the cache.
+spelling it came in; later requests are answered from the cache. A legal candidate whose
+estimated work exceeds the model's ``work_budget`` (see
+:data:`accelsim.search.models.DEFAULT_WORK_BUDGETS`) is ``skipped`` (reason ``over_budget``). (A model that reads the
+mapping as written, ``maestro``, is cached by the written directives instead.)
 """
 
 from __future__ import annotations
@@ -31,16 +35,31 @@ from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.model_options import check_mode
-from accelsim.search.candidates import Candidate, Encoded, encode, text_key
+from accelsim.search.candidates import (
+    Candidate,
+    Encoded,
+    dataflow_text,
+    encode,
+    text_key,
+    written_key,
+)
 from accelsim.search.executors import Executor, make_executor
 from accelsim.search.legality import Legality, check_candidate
-from accelsim.search.models import METRIC_COLUMNS, ModelTask, model_names
+from accelsim.search.models import (
+    DEFAULT_WORK_BUDGETS,
+    METRIC_COLUMNS,
+    WORK_UNITS,
+    WRITTEN_FORM_MODELS,
+    ModelTask,
+    model_names,
+    work_estimate,
+)
 from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
 OBJECTIVES = {"latency": "cycles", "energy": "energy_pj", "edp": "edp_pj_cycles"}
-STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "key", "status", "reason",
-                  "message", "cost", "fitness")
+STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status",
+                  "reason", "message", "cost", "fitness")
 COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
 _FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
 INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
@@ -55,7 +74,7 @@ class Evaluator:
 
     def __init__(self, hw: HardwareSpec | str, layer: Layer, model: str = "analytical",
                  mode: str = "realistic", objective: str = "latency", executor: Executor | None = None,
-                 workers: int = 1, scheduler: Any = None):
+                 workers: int = 1, scheduler: Any = None, work_budget: float | None = None):
         if objective not in OBJECTIVES:
             raise InputError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
         if model not in model_names():
@@ -64,6 +83,7 @@ class Evaluator:
         self.layer = layer
         self.task = ModelTask(layer, self.hw, model, check_mode(mode))
         self.objective = objective
+        self.work_budget = DEFAULT_WORK_BUDGETS.get(model, inf) if work_budget is None else work_budget
         self._owned = executor is None
         self.executor = executor if executor is not None else make_executor(workers, scheduler)
         self._checked: dict[str, Legality] = {}  # candidate text -> legality
@@ -94,7 +114,7 @@ class Evaluator:
         fresh: set[str] = set()
         for candidate in candidates:
             enc, legality = self._check(candidate)
-            key = legality.key
+            key = legality.key if self.model not in WRITTEN_FORM_MODELS else written_key(dataflow_text(enc.dataflow))
             new = key not in self._served and key not in fresh
             if new:
                 if limit is not None and len(fresh) >= limit:
@@ -134,8 +154,14 @@ class Evaluator:
         legality = self._checked.get(enc.text)
         if legality is None:
             legality = check_candidate(self.layer, self.hw, enc.dataflow)
+            status, reason, message = legality.status, legality.reason, legality.message
+            work = work_estimate(self.model, legality.compiled) if legality.compiled is not None else None
+            if legality.legal and work is not None and work > self.work_budget:
+                status, reason = "skipped", "over_budget"
+                message = (f"the {self.model} model would evaluate {work:,} {WORK_UNITS[self.model]}, over the "
+                           f"budget of {self.work_budget:,} per candidate")
             # the compiled mapping is not kept: the memo must stay small over long searches
-            legality = Legality(legality.status, legality.reason, legality.message, legality.key, None)
+            legality = Legality(status, reason, message, legality.key, None)
             self._checked[enc.text] = legality
         return enc, legality
 
@@ -158,7 +184,8 @@ class Evaluator:
         ok = result["status"] == "ok"
         cost = result[OBJECTIVES[self.objective]] if ok else inf
         row = {"layer": self.layer.name, "model": self.model, "mode": self.task.mode,
-               "objective": self.objective, "encoding": enc.kind, "candidate": enc.text, "key": key,
+               "objective": self.objective, "encoding": enc.kind, "candidate": enc.text,
+               "dataflow": dataflow_text(enc.dataflow), "key": key,
                "status": result["status"], "reason": result.get("reason"), "message": result.get("message"),
                "cost": float(cost), "fitness": -float(cost)}
         for column in METRIC_COLUMNS:

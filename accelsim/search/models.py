@@ -13,13 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import prod
 from typing import Any
 
 from accelsim.compare import MODELS
 from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
-from accelsim.mapping.compile import compile_mapping
+from accelsim.mapping.compile import CompiledMapping, compile_mapping
 from accelsim.mapping.jobs import Job
 from accelsim.model_options import MODES
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
@@ -27,6 +28,9 @@ from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.workload.ops import Layer
 
 SIMULATOR = "sim"
+# Models that read the mapping as written (MAESTRO's own reading), not the compiled schedule:
+# two spellings of one schedule may cost differently there, so their results are cached by text.
+WRITTEN_FORM_MODELS = frozenset({"maestro"})
 
 
 def model_names() -> tuple[str, ...]:
@@ -49,6 +53,26 @@ class ModelTask:
             raise ValueError(f"unknown model {self.model!r}; expected one of {', '.join(model_names())}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
+
+
+# How much work a model may spend on one candidate before the evaluator skips it (status
+# ``skipped``, reason ``over_budget``): the analytical model's cost grows with its iteration cases
+# times the PEs (boxes evaluated), the simulator's with steps times PEs.
+DEFAULT_WORK_BUDGETS = {"analytical": 200_000, SIMULATOR: 1_000_000}
+WORK_UNITS = {"analytical": "iteration cases x PEs", SIMULATOR: "steps x PEs"}
+
+
+def work_estimate(model: str, cm: CompiledMapping) -> int | None:
+    """The work ``model`` would spend on ``cm`` in the units of :data:`WORK_UNITS` (None: not
+    estimated for this model)."""
+    if model == "analytical":
+        from accelsim.analytical.geometry import loop_classes, loop_points
+
+        cases = prod(len(loop_classes(points, loop.trips)) for points, loop in zip(loop_points(cm), cm.loops))
+        return cases * cm.used_pes
+    if model == SIMULATOR:
+        return cm.steps * cm.used_pes
+    return None
 
 
 ACCESS_COLUMNS = tuple(f"{t}_{f}" for t in TENSORS for f in ACCESS_FIELDS)

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from accelsim.errors import InputError
 from accelsim.validation.attribution import ATTRIBUTION_BUDGET_PE_STEPS, ATTRIBUTION_COLUMNS, attribute_gaps
+from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
 from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
@@ -23,7 +24,7 @@ from accelsim.validation.scenarios import (PAPER_CHECK_BUDGET_PE_STEPS, QUICK_BU
                                            QUICK_PAPER_CHECK_BUDGET_PE_STEPS, SCENARIO_SETS, SIM_BUDGET_PE_STEPS,
                                            Scenario, ScenarioSet, systolic_set)
 
-REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", *PLOTS)
+REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", *PLOTS)
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class ValidationPaths:
     out_dir: Path
     scalesim_dir: Path = Path("validation/scalesim")
     traces_dir: Path = Path("validation/traces")
+    maestro_dir: Path = Path("validation/maestro")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -100,13 +102,22 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     parity, parity_note = _parity(paths.scalesim_dir, quick)
     if parity is None:
         missing.append(f"SCALE-Sim parity: {parity_note}")
+    say("MAESTRO reference set")
+    maestro_rows_: list = []
+    maestro_lines: list[str] = []
+    if paths.maestro_dir.is_dir():
+        maestro_rows_ = maestro_rows(paths.maestro_dir, budget, 0 if quick else ATTRIBUTION_BUDGET_PE_STEPS,
+                                     progress=say)
+        maestro_lines = maestro_section(maestro_rows_, budget)
+    else:
+        missing.append(f"MAESTRO reference set: no {paths.maestro_dir.as_posix()} (run from the repository root)")
     traces = sorted(paths.traces_dir.glob("*.png")) if paths.traces_dir.is_dir() else []
     if not traces:
         missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
     command = "accelsim validate" + (" --quick" if quick else "")
     inputs = ReportInputs(command, budget, check_budget, sets, checks, style_forms(), attribution,
                           0 if quick else ATTRIBUTION_BUDGET_PE_STEPS, parity, parity_note,
-                          [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing)
+                          [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing, maestro_lines)
 
     import pandas as pd
 
@@ -119,5 +130,6 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     plots.stall_breakdown(frame, out / "stall_breakdown.png")
     write_csv(rows, out / "results.csv")
     write_csv(attribution, out / "attribution.csv", ATTRIBUTION_COLUMNS)
+    write_csv(maestro_rows_, out / "maestro.csv", MAESTRO_COLUMNS)
     write_report(rows, inputs, out / "REPORT.md")
     return [out / name for name in REPORT_FILES]

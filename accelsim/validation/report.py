@@ -41,6 +41,7 @@ class ReportInputs:
     parity_note: str
     trace_pngs: Sequence[str]  # paths relative to the report
     missing: Sequence[str]  # parts of the suite that could not run, with why
+    maestro_section: Sequence[str] = ()  # Markdown lines of the MAESTRO reference set (validation.maestro_set)
 
 
 def _missing_value(v: Any) -> bool:
@@ -265,6 +266,9 @@ def write_report(rows: Sequence[dict[str, Any]], inputs: ReportInputs, path: Pat
         lines += [inputs.parity_note, ""] + _frame_table(inputs.parity)
     else:
         lines += [f"**Missing:** {inputs.parity_note}"]
+    if inputs.maestro_section:
+        lines += ["", "## MAESTRO reference set", "", *inputs.maestro_section,
+                  "", "(one row per hardware file and layer in [maestro.csv](maestro.csv))"]
     lines += ["", "## Execution traces", ""]
     if inputs.trace_pngs:
         lines += [f"- [{Path(p).name}]({p})" for p in inputs.trace_pngs]

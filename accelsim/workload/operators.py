@@ -69,6 +69,7 @@ class OpType(str, Enum):
     FC = "FC"
     RESADD = "RESADD"
     PWCONV = "PWCONV"
+    BMM = "BMM"
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,14 @@ OPERATORS: dict[OpType, Operator] = {
     OpType.PWCONV: _conv(
         OpType.PWCONV, "PWCONV", {"N": 1, "K": None, "C": None, "R": 1, "S": 1, "Y": None, "X": None},
         (FILTER_FITS, _one_by_one("R"), _one_by_one("S"))),
+    # attention's Q.K^T and A.V: one matrix product per batch index (head x batch), no shared weights
+    OpType.BMM: Operator(
+        OpType.BMM, "C[b][m][n] += A[b][m][k] * B[b][k][n] (both operands activations; B as weight)",
+        {"B": None, "M": None, "N": None, "K": None},
+        ("B", "M", "N", "K"),
+        {"input": (_axis("B"), _axis("M"), _axis("K")), "weight": (_axis("B"), _axis("K"), _axis("N")),
+         "output": (_axis("B"), _axis("M"), _axis("N"))},
+        "BMM", "matmul", _matmul_reference, batch_dims=("B",)),
 }
 
 

@@ -1,0 +1,323 @@
+"""Reference mappers: random sampling, a GAMMA-style genetic algorithm, a dMazeRunner-style
+pruned exhaustive search. All draw genomes from one :class:`SearchSpace`, are seeded and
+deterministic (the same seed and the same scores give the same candidates), and talk to the
+search loop the same way: :meth:`ask` for the next batch of candidates (empty when done),
+:meth:`tell` with the evaluator's rows for them (in order; possibly fewer rows when the budget
+ran out mid-batch).
+
+GAMMA (Kao's thesis, Sec. 4.3): a population of genomes, first all one-level; each generation's
+children come from a parent subset (the best quarter): crossover interchanges tile sizes of two
+parents, mutation picks a new parallel dimension or a new tile or cluster size, reorder swaps two
+genes, growth appends a random innermost level, aging removes it. An illegal genome's fitness is
+-inf (the thesis' constraint handling); the next population is the best of parents and
+children, one genome per schedule.
+
+Exhaustive (dMazeRunner, Sec. 4.2): every genome of the space, except that loop orders are only
+told apart among the loops that iterate (a dimension whose tile equals its parent's makes no
+loop), and pruned before any model runs: tiles that do not fit L1 or L2, reductions without a
+reduction network, and a PE utilization below ``min_utilization`` (the share of PEs a full step
+keeps busy).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.search.candidates import Candidate
+from accelsim.search.genome import Gene, Genome
+from accelsim.search.legality import check_candidate
+from accelsim.search.space import SearchSpace
+
+
+class Mapper(Protocol):
+    """What the search loop needs of a mapper."""
+
+    name: str
+
+    def ask(self) -> list[Candidate]:
+        """The next candidates to score (empty: the mapper has nothing more to propose)."""
+        ...
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        """The evaluator's rows for the first ``len(frame)`` candidates of the last ask."""
+        ...
+
+    def info(self) -> dict[str, Any]:
+        """Plain facts for the search summary (settings, coverage)."""
+        ...
+
+
+class RandomMapper:
+    """Genomes drawn uniformly from the space (level count, cluster sizes, parallel dimension,
+    order and tiles), ``batch`` at a time."""
+
+    name = "random"
+
+    def __init__(self, space: SearchSpace, seed: int = 0, batch: int = 64):
+        self.space, self.batch, self.seed = space, batch, seed
+        self.rng = random.Random(seed)
+
+    def ask(self) -> list[Candidate]:
+        return [self.space.random_genome(self.rng) for _ in range(self.batch)]
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        pass
+
+    def info(self) -> dict[str, Any]:
+        return {"mapper": self.name, "seed": self.seed, "batch": self.batch}
+
+
+@dataclass(frozen=True)
+class GammaRates:
+    """Probabilities per child of each GAMMA operator (the thesis uses 0.5 for all) and the
+    share of the population that parents the next generation."""
+
+    crossover: float = 0.5
+    mutate_parallel_dim: float = 0.5
+    mutate_tile: float = 0.5
+    reorder: float = 0.5
+    growth: float = 0.5
+    aging: float = 0.5
+    parents: float = 0.25
+
+
+@dataclass
+class _Member:
+    fitness: float
+    key: str
+    genome: Genome
+
+
+class GammaMapper:
+    """GAMMA's genetic algorithm over ``space`` (see the module docstring)."""
+
+    name = "gamma"
+
+    def __init__(self, space: SearchSpace, seed: int = 0, population: int = 50, rates: GammaRates = GammaRates()):
+        if population < 2:
+            raise ValueError(f"a population needs at least 2 genomes, got {population}")
+        self.space, self.size, self.rates, self.seed = space, population, rates, seed
+        self.rng = random.Random(seed)
+        self.population: list[_Member] = []
+        self.generation = 0
+        self._asked: list[Genome] = []
+
+    def ask(self) -> list[Candidate]:
+        if self.generation == 0:
+            self._asked = [self.space.random_genome(self.rng, self.space.min_levels) for _ in range(self.size)]
+        else:
+            self._asked = [self._child() for _ in range(self.size)]
+        return list(self._asked)
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        scored = [_Member(f, k, g) for f, k, g in zip(frame["fitness"], frame["key"], self._asked)]
+        pool = sorted(self.population + scored, key=lambda m: -m.fitness)  # stable: ties keep order
+        seen: set[str] = set()
+        survivors = []
+        for member in pool:
+            if member.key not in seen:
+                seen.add(member.key)
+                survivors.append(member)
+        self.population = survivors[:self.size]
+        self.generation += 1
+
+    def info(self) -> dict[str, Any]:
+        return {"mapper": self.name, "seed": self.seed, "population": self.size,
+                "generations": self.generation, "rates": asdict(self.rates)}
+
+    # ------------------------------------------------------------------------------ operators
+    def _child(self) -> Genome:
+        rng, rates = self.rng, self.rates
+        parents = self.population[:max(2, round(self.size * rates.parents))]
+        child = rng.choice(parents).genome
+        if rng.random() < rates.crossover:
+            child = self._crossover(child, rng.choice(parents).genome)
+        if rng.random() < rates.mutate_parallel_dim:
+            child = self._mutate_parallel_dim(child)
+        if rng.random() < rates.mutate_tile:
+            child = self._mutate_tile(child)
+        if rng.random() < rates.reorder:
+            child = self._reorder(child)
+        if rng.random() < rates.growth:
+            child = self._grow(child)
+        if rng.random() < rates.aging:
+            child = self._age(child)
+        return self.space.repair(child)
+
+    def _crossover(self, a: Genome, b: Genome) -> Genome:
+        """``a`` with, level by level, each dimension's tile taken from ``b`` with probability 1/2."""
+        levels = []
+        for i, genes in enumerate(a.levels):
+            other = {g.dim: g.tile for g in b.levels[i]} if i < len(b.levels) else {}
+            levels.append(tuple(Gene(g.dim, other[g.dim]) if g.dim in other and self.rng.random() < 0.5 else g
+                                for g in genes))
+        return Genome(tuple(levels), a.clusters)
+
+    def _mutate_parallel_dim(self, g: Genome) -> Genome:
+        """A new parallel dimension at one level: its gene moves to the front."""
+        i = self.rng.randrange(len(g.levels))
+        dim = self.rng.choice(self.space.spatial_dims)
+        genes = list(g.levels[i])
+        j = next(k for k, gene in enumerate(genes) if gene.dim == dim)
+        genes[0], genes[j] = genes[j], genes[0]
+        return _with_level(g, i, tuple(genes))
+
+    def _mutate_tile(self, g: Genome) -> Genome:
+        """A new tile for one gene, or a new size for one cluster."""
+        slots = [(i, j) for i, genes in enumerate(g.levels) for j in range(len(genes))]
+        slots += [(-1, c) for c in range(len(g.clusters))]
+        i, j = self.rng.choice(slots)
+        if i == -1:
+            outer = g.clusters[j - 1] if j else self.space.num_pes
+            clusters = list(g.clusters)
+            clusters[j] = self.rng.choice(self.space.cluster_options(outer))
+            return Genome(g.levels, tuple(clusters))
+        parent = self.space.parents(g)[i]
+        genes = list(g.levels[i])
+        dim = genes[j].dim
+        genes[j] = Gene(dim, self.rng.choice(self.space.tile_options(dim, parent[dim])))
+        return _with_level(g, i, tuple(genes))
+
+    def _reorder(self, g: Genome) -> Genome:
+        """Two genes of one level swap places (the parallel one keeps its place)."""
+        i = self.rng.randrange(len(g.levels))
+        genes = list(g.levels[i])
+        if len(genes) < 3:
+            return g
+        a, b = self.rng.sample(range(1, len(genes)), 2)
+        genes[a], genes[b] = genes[b], genes[a]
+        return _with_level(g, i, tuple(genes))
+
+    def _grow(self, g: Genome) -> Genome:
+        """A random level appended inside the innermost one (which becomes a level of clusters)."""
+        if len(g.levels) >= self.space.max_levels:
+            return g
+        outer = g.clusters[-1] if g.clusters else self.space.num_pes
+        options = self.space.cluster_options(outer)
+        if not options:
+            return g
+        parent = self.space.parents(g)[-1]
+        parent.update({gene.dim: gene.tile for gene in g.levels[-1]})
+        level = self.space.random_level(self.rng, parent)
+        return Genome((*g.levels, level), (*g.clusters, self.rng.choice(options)))
+
+    def _age(self, g: Genome) -> Genome:
+        """The innermost level removed."""
+        if len(g.levels) <= self.space.min_levels:
+            return g
+        return Genome(g.levels[:-1], g.clusters[:-1])
+
+
+def _with_level(g: Genome, i: int, genes: tuple[Gene, ...]) -> Genome:
+    levels = list(g.levels)
+    levels[i] = genes
+    return Genome(tuple(levels), g.clusters)
+
+
+# ---------------------------------------------------------------------------------- exhaustive
+def spatial_utilization(cm: CompiledMapping) -> float:
+    """Share of the array's PEs a full step keeps busy: per level, the sub-units a fold hands
+    windows to on average (only the first one where the level has no moving SpatialMap), times
+    the PEs the clusters use. Ragged edges of temporal tiles are not counted."""
+    share = cm.used_pes / cm.num_pes
+    for level in cm.levels:
+        moving = any(d.offset > 0 and d.windows > 1 for d in level.spatial)
+        busy = level.spatial_windows / level.folds if moving else 1
+        share *= min(busy, level.units) / level.units
+    return share
+
+
+@dataclass
+class Coverage:
+    """How much of the space the exhaustive search saw: genomes enumerated, pruned (by buffer
+    fit and reductions, by utilization) and proposed; ``complete`` once the space is exhausted."""
+
+    enumerated: int = 0
+    pruned_illegal: int = 0
+    pruned_utilization: int = 0
+    proposed: int = 0
+    complete: bool = False
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+class ExhaustiveMapper:
+    """Every genome of ``space`` that survives pruning, in a fixed order, ``batch`` at a time."""
+
+    name = "exhaustive"
+
+    def __init__(self, space: SearchSpace, hw: HardwareSpec, min_utilization: float = 0.5, batch: int = 256):
+        if not 0 <= min_utilization <= 1:
+            raise ValueError(f"min_utilization must lie in 0..1, got {min_utilization}")
+        self.space, self.hw, self.min_utilization, self.batch = space, hw, min_utilization, batch
+        self.coverage = Coverage()
+        self._genomes = enumerate_space(space)
+
+    def ask(self) -> list[Candidate]:
+        out: list[Candidate] = []
+        for genome in self._genomes:
+            self.coverage.enumerated += 1
+            legality = check_candidate(self.space.layer, self.hw, genome.directives())
+            if not legality.legal or legality.compiled is None:
+                self.coverage.pruned_illegal += 1
+                reason = legality.reason or "invalid"
+                self.coverage.reasons[reason] = self.coverage.reasons.get(reason, 0) + 1
+                continue
+            if spatial_utilization(legality.compiled) < self.min_utilization:
+                self.coverage.pruned_utilization += 1
+                continue
+            out.append(genome)
+            if len(out) == self.batch:
+                break
+        else:
+            self.coverage.complete = True
+        self.coverage.proposed += len(out)
+        return out
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        pass
+
+    def info(self) -> dict[str, Any]:
+        return {"mapper": self.name, "min_utilization": self.min_utilization, **asdict(self.coverage)}
+
+
+def enumerate_space(space: SearchSpace) -> Iterator[Genome]:
+    """Every genome of the space, loop orders told apart only among dimensions that loop."""
+    dims = space.layer.loop_nest().dims
+    for count in range(space.min_levels, space.max_levels + 1):
+        for clusters in _cluster_chains(space, count - 1, space.num_pes):
+            yield from (Genome(levels, clusters) for levels in _levels(space, count, dict(dims)))
+
+
+def _cluster_chains(space: SearchSpace, n: int, outer: int) -> Iterator[tuple[int, ...]]:
+    if n == 0:
+        yield ()
+        return
+    for c in space.cluster_options(outer):
+        for rest in _cluster_chains(space, n - 1, c):
+            yield (c, *rest)
+
+
+def _levels(space: SearchSpace, count: int, parent: dict[str, int]) -> Iterator[tuple[tuple[Gene, ...], ...]]:
+    if count == 0:
+        yield ()
+        return
+    dims = list(parent)
+    for first in space.spatial_dims:
+        others = [d for d in dims if d != first]
+        for tiles in itertools.product(*(space.tile_options(d, parent[d]) for d in dims)):
+            tile = dict(zip(dims, tiles))
+            looping = [d for d in others if tile[d] < parent[d]]
+            inert = [d for d in others if tile[d] == parent[d]]
+            inner_parent = {**parent, **tile}
+            for order in itertools.permutations(looping):
+                genes = tuple(Gene(d, tile[d]) for d in (first, *order, *inert))
+                for rest in _levels(space, count - 1, inner_parent):
+                    yield (genes, *rest)

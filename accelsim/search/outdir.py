@@ -1,0 +1,186 @@
+"""A search's output directory: what was asked, every candidate scored, the best mappings.
+
+``DIR/search.json``      the settings (a resumed search must be asked the same)
+``DIR/candidates.parquet``  a Parquet dataset (a directory of part files, one per batch, written
+                         as the search runs; ``pandas.read_parquet`` reads it whole): one row per
+                         (layer, model, schedule), with ``sample``, its order within the layer
+``DIR/best.m``           the best mapping of every layer searched so far (MAESTRO format)
+``DIR/summary.json``     per layer: counts, the best row, the mapper's facts, two-stage fidelity
+``DIR/convergence.png``  best cost so far against candidates scored, per layer
+
+Part files are written to a hidden name and renamed, so an interrupted search leaves only
+whole parts behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Self
+
+import pandas as pd
+
+from accelsim.errors import InputError
+from accelsim.mapping.jobs import Job, to_maestro
+from accelsim.mapping.maestro_format import write_maestro
+from accelsim.search.evaluate import COLUMNS, INT_COLUMNS
+
+SETTINGS = "search.json"
+CANDIDATES = "candidates.parquet"
+STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)
+_TEXT = {"layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status", "reason",
+         "message"}
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    def kind(column: str) -> Any:
+        if column in _TEXT:
+            return pa.string()
+        if column in INT_COLUMNS or column == "sample":
+            return pa.int64()
+        return pa.float64()
+
+    return pa.schema([(c, kind(c)) for c in STORED_COLUMNS])
+
+
+class SearchDir:
+    """The output directory of one search (created, or reopened with ``resume``)."""
+
+    def __init__(self, path: Path, settings: dict[str, Any], resume: bool):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError("accelsim search writes candidates.parquet: pip install 'accelsim[search]'") from None
+        self.path = path
+        saved = path / SETTINGS
+        if resume:
+            if not saved.is_file():
+                raise InputError(f"{path}: no search to resume here (no {SETTINGS})")
+            self._lock = _lock(path)
+            try:
+                before = json.loads(saved.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(f"{saved}: cannot read the saved settings: {exc}") from None
+            changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
+            if changed:
+                detail = ", ".join(f"{k}: {before.get(k)!r} then, {settings.get(k)!r} now" for k in changed)
+                raise InputError(f"{path}: --resume continues the same search; these settings differ: {detail}")
+        else:
+            if path.exists() and (not path.is_dir() or any(path.iterdir())):
+                raise InputError(f"{path}: already exists and is not empty; pass --resume to continue the search "
+                                 "saved there, or choose another directory")
+            try:
+                (path / CANDIDATES).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{path}: cannot create the output directory: {exc.strerror or exc}") from None
+            self._lock = _lock(path)
+            _write_text(saved, json.dumps(settings, indent=2))
+        (path / CANDIDATES).mkdir(exist_ok=True)
+        self._parts = len(list((path / CANDIDATES).glob("part-*.parquet")))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the directory (another search may then resume it)."""
+        self._lock.close()
+
+    def stored(self) -> pd.DataFrame:
+        """Every row saved so far (empty, with the stored columns, when none)."""
+        if self._parts == 0:
+            return pd.DataFrame(columns=list(STORED_COLUMNS))
+        return pd.read_parquet(self.path / CANDIDATES, schema=_schema())
+
+    def append(self, frame: pd.DataFrame) -> None:
+        """Save rows as one more part file."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame[list(STORED_COLUMNS)], schema=_schema(), preserve_index=False)
+        final = self.path / CANDIDATES / f"part-{self._parts:06d}.parquet"
+        hidden = final.with_name("." + final.name)
+        pq.write_table(table, hidden)
+        os.replace(hidden, final)
+        self._parts += 1
+
+    def write_best(self, network: str, jobs: Sequence[Job]) -> Path:
+        """``best.m``: the jobs' layers with their best dataflows."""
+        path = self.path / "best.m"
+        _write_text(path, write_maestro(to_maestro(network, jobs)))
+        return path
+
+    def write_summary(self, summary: dict[str, Any]) -> Path:
+        path = self.path / "summary.json"
+        _write_text(path, json.dumps(summary, indent=2, default=_json_default))
+        return path
+
+    def write_convergence(self, frames: dict[str, pd.DataFrame]) -> Path | None:
+        """``convergence.png``: per layer, the best cost so far over the candidates scored, relative
+        to the layer's final best (1 = found). None without matplotlib or legal rows."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return None
+        curves = {}
+        for layer, frame in frames.items():
+            cost = frame.sort_values("sample")["cost"]
+            best = cost.cummin()
+            final = best.iloc[-1] if len(best) else float("inf")
+            if final != float("inf"):
+                curves[layer] = (frame.sort_values("sample")["sample"] + 1, best / final)
+        if not curves:
+            return None
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for layer, (x, y) in curves.items():
+            ax.step(x, y, where="post", label=layer)
+        ax.set_xlabel("candidates scored")
+        ax.set_ylabel("best cost so far / final best")
+        ax.set_yscale("log")
+        ax.set_title("search convergence")
+        if len(curves) <= 16:
+            ax.legend(fontsize="small")
+        path = self.path / "convergence.png"
+        hidden = path.with_name(".convergence.png")
+        fig.savefig(hidden, dpi=100, format="png")
+        plt.close(fig)
+        os.replace(hidden, path)
+        return path
+
+
+def _lock(path: Path) -> Any:
+    """Hold ``path/.lock`` for this process's life (released by the system however it ends), so
+    two searches never write one directory."""
+    import fcntl
+
+    handle = open(path / ".lock", "a")  # noqa: SIM115 - held open until the process ends
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise InputError(f"{path}: another accelsim search is writing into this directory") from None
+    return handle
+
+
+def _write_text(path: Path, text: str) -> None:
+    hidden = path.with_name("." + path.name)
+    hidden.write_text(text, encoding="utf-8")
+    os.replace(hidden, path)
+
+
+def _json_default(value: Any) -> Any:
+    """numpy and pandas scalars as plain values; infinities as strings."""
+    if hasattr(value, "item"):
+        return value.item()
+    if value is pd.NA:
+        return None
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")

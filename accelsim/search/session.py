@@ -1,0 +1,204 @@
+"""``accelsim search``: search every layer of a network or mapping file and keep what it finds.
+
+For each layer a mapper (random, gamma, exhaustive) proposes genomes of the layer's default
+:class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
+the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
+and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
+the best mapping of each finished layer (``best.m``), the summary and the convergence plot.
+
+Resuming replays the search from its seed: the mappers are deterministic, so they propose the
+same candidates again, which are answered from the saved rows (not scored, not saved twice)
+until the search reaches the point where it was interrupted and goes on from there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from accelsim import __version__
+from accelsim.errors import InputError
+from accelsim.hw.loader import load_hardware
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.jobs import Job, jobs_from_maestro
+from accelsim.search.candidates import parse_dataflow
+from accelsim.search.evaluate import OBJECTIVES, Evaluator
+from accelsim.search.executors import Executor
+from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
+from accelsim.search.models import SIMULATOR, model_names
+from accelsim.search.outdir import SearchDir
+from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
+from accelsim.search.space import SearchSpace
+from accelsim.workload.ops import Layer
+from accelsim.workload.tables import load_network
+
+MAPPERS = ("gamma", "random", "exhaustive")
+TWO_STAGE = "two-stage"
+SCREEN = "analytical"
+
+Progress = Callable[[int, float | None], None]  # (new rows scored, best cost so far)
+
+
+def search_models() -> tuple[str, ...]:
+    """What ``--model`` accepts: every scoring model and ``two-stage``."""
+    return (*model_names(), TWO_STAGE)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """What defines a search (a resumed one must be asked the same): the hardware (preset or
+    file, ``--set`` overrides), the layers (a network or a mapping file, optionally one layer),
+    the mapper and its budget per layer, objective, model, fidelity mode, re-ranked count, seed,
+    and the space and mapper knobs."""
+
+    hw: str
+    overrides: tuple[str, ...] = ()
+    network: str | None = None
+    mapping: str | None = None
+    layer: str | None = None
+    mapper: str = "gamma"
+    budget: int = 2000
+    objective: str = "latency"
+    model: str = "analytical"
+    mode: str = "realistic"
+    top_k: int = 10
+    seed: int = 0
+    max_levels: int = 3
+    population: int = 50
+    min_utilization: float = 0.5
+
+    def __post_init__(self) -> None:
+        if (self.network is None) == (self.mapping is None):
+            raise InputError("give exactly one of --network NAME or --mapping FILE.m")
+        checks = [(self.mapper in MAPPERS, f"--mapper {self.mapper}: expected one of {', '.join(MAPPERS)}"),
+                  (self.objective in OBJECTIVES, (f"--objective {self.objective}: expected one of "
+                   f"{', '.join(OBJECTIVES)}")),
+                  (self.model in search_models(), (f"--model {self.model}: expected one of "
+                   f"{', '.join(search_models())}")),
+                  (self.budget >= 1, f"--budget must be at least 1, got {self.budget}"),
+                  (self.top_k >= 1, f"--top-k must be at least 1, got {self.top_k}"),
+                  (1 <= self.max_levels <= 3, f"--max-levels must be 1, 2 or 3, got {self.max_levels}"),
+                  (self.population >= 2, f"--population must be at least 2, got {self.population}"),
+                  (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}")]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["overrides"] = list(self.overrides)
+        return out
+
+
+def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec) -> Mapper:
+    if settings.mapper == "gamma":
+        return GammaMapper(space, settings.seed, settings.population)
+    if settings.mapper == "random":
+        return RandomMapper(space, settings.seed)
+    return ExhaustiveMapper(space, hw, settings.min_utilization)
+
+
+def _layers(settings: SearchSettings) -> tuple[str, list[Layer]]:
+    if settings.mapping is not None:
+        name, jobs = jobs_from_maestro(settings.mapping, settings.layer)
+        return name, [job.layer for job in jobs]
+    net = load_network(settings.network)  # type: ignore[arg-type]
+    return net.name, [net.layer(settings.layer)] if settings.layer is not None else list(net.layers)
+
+
+class _Saver:
+    """Numbers a layer/model's new rows in the order scored and saves those not saved before."""
+
+    def __init__(self, out: SearchDir, known: set[str], progress: Progress | None, counts: bool):
+        self.out, self.known, self.progress, self.counts = out, known, progress, counts
+        self.sample = 0
+        self.best: float | None = None
+
+    def __call__(self, rows: pd.DataFrame) -> None:
+        rows = rows.assign(sample=range(self.sample, self.sample + len(rows)))
+        self.sample += len(rows)
+        fresh = rows[~rows["key"].isin(self.known)]
+        if len(fresh):
+            self.out.append(fresh)
+            self.known.update(fresh["key"])
+        legal = rows.loc[rows["status"] == "ok", "cost"]
+        if len(legal):
+            self.best = min(self.best, float(legal.min())) if self.best is not None else float(legal.min())
+        if self.progress is not None and self.counts:
+            self.progress(len(rows), self.best)
+
+
+def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: bool = False,
+               progress: Progress | None = None) -> dict[str, Any]:
+    """Search every layer (see the module docstring); returns the summary written to
+    ``summary.json``. InputError for bad settings or an unusable ``out``; KeyboardInterrupt
+    leaves ``out`` resumable."""
+    hw = load_hardware(settings.hw, list(settings.overrides))
+    network, layers = _layers(settings)
+    with SearchDir(out, settings.to_dict(), resume) as directory:
+        return _search_layers(settings, hw, network, layers, directory, executor, progress)
+
+
+def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer],
+                   directory: SearchDir, executor: Executor, progress: Progress | None) -> dict[str, Any]:
+    stored = directory.stored()
+    screen = SCREEN if settings.model == TWO_STAGE else settings.model
+    summary: dict[str, Any] = {"accelsim": __version__, "settings": settings.to_dict(), "network": network,
+                               "hw": hw.name, "layers": []}
+    best_jobs: list[Job] = []
+    frames: dict[str, pd.DataFrame] = {}
+    for layer in layers:
+        start = time.perf_counter()
+        mine = stored[stored["layer"] == layer.name]
+        space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor) as ev:
+            saved = mine[mine["model"] == screen]
+            ev.preload(saved)
+            saver = _Saver(directory, set(saved["key"]), progress, True)
+            found = search(ev, make_mapper(settings, space, hw), settings.budget, saver)
+        screen_seconds = time.perf_counter() - start
+        reranking = None
+        if settings.model == TWO_STAGE:
+            with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
+                saved = mine[mine["model"] == SIMULATOR]
+                sim.preload(saved)
+                reranking = rerank(found.frame, sim, settings.top_k,
+                                   _Saver(directory, set(saved["key"]), progress, False))
+        best = best_row(reranking.frame) if reranking is not None else found.best
+        frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
+        summary["layers"].append(_layer_summary(layer, found, reranking, best, screen_seconds,
+                                                time.perf_counter() - start))
+        if best is not None:
+            best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
+            directory.write_best(network, best_jobs)
+        directory.write_summary(summary)
+    directory.write_convergence(frames)
+    return summary
+
+
+def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
+                   screen_seconds: float, seconds: float) -> dict[str, Any]:
+    frame = found.frame
+    status = frame["status"]
+    keep = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
+            "candidate", "dataflow")
+    return {
+        "layer": layer.name,
+        "op": layer.op.value,
+        "macs": layer.macs,
+        "scored": len(frame),
+        "legal": int((status == "ok").sum()),
+        "illegal": {str(k): int(v) for k, v in frame.loc[status == "illegal", "reason"].value_counts().items()},
+        "errors": {str(k): int(v) for k, v in frame.loc[status == "error", "reason"].value_counts().items()},
+        "stopped": found.stopped,
+        "mapper": found.mapper,
+        "best": {k: best[k] for k in keep} if best is not None else None,
+        "two_stage": reranking.summary() if reranking is not None else None,
+        "screen_seconds": screen_seconds,
+        "seconds": seconds,
+    }

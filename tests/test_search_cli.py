@@ -1,0 +1,229 @@
+"""``accelsim search``: the output directory, best.m, resume after an interruption, executors,
+two-stage, and every refusal as one ``error:`` line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from accelsim.cli import main
+from accelsim.search.executors import InProcess, LocalProcesses
+from accelsim.search.session import SearchSettings, run_search
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("scipy")
+
+NETWORK = """name: tiny
+layers:
+  - {name: conv, type: CONV2D, K: 16, C: 8, R: 3, S: 3, Y: 10, X: 10}
+  - {name: fc, type: GEMM, M: 8, N: 16, K: 32}
+"""
+HW = ["--hw", "eyeriss_like", "--set", "pe_array.rows=4", "--set", "pe_array.cols=4"]
+
+
+@pytest.fixture()
+def network(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(NETWORK, encoding="utf-8")
+    return path
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["search", *args], catch_exceptions=False)
+
+
+def settings(network: Path, **kw) -> SearchSettings:
+    base = dict(hw="eyeriss_like", overrides=("pe_array.rows=4", "pe_array.cols=4"), network=str(network),
+                budget=60, max_levels=2, population=20)
+    base.update(kw)
+    return SearchSettings(**base)  # type: ignore[arg-type]
+
+
+def stored(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "candidates.parquet").sort_values(["layer", "model", "sample"]).reset_index(drop=True)
+
+
+SAME = ["layer", "model", "key", "candidate", "status", "reason", "cost", "cycles", "energy_pj", "sample"]
+
+
+def test_search_writes_the_directory_and_best_m_simulates_to_the_best(network, tmp_path):
+    """Every scored row is in candidates.parquet once; best.m holds each layer's best mapping and
+    simulating it gives the best row's cycles (model sim)."""
+    out = tmp_path / "out"
+    result = run(*HW, "--network", str(network), "--budget", "30", "--model", "sim", "--max-levels", "2",
+                 "--population", "10", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert {"search.json", "candidates.parquet", "best.m", "summary.json", "convergence.png"} <= \
+        {p.name for p in out.iterdir()}
+    rows = stored(out)
+    assert len(rows) == 60 and not rows.duplicated(["layer", "model", "key"]).any()
+    summary = json.loads((out / "summary.json").read_text())
+    assert [layer["scored"] for layer in summary["layers"]] == [30, 30]
+    sim = CliRunner().invoke(main, ["simulate", *HW, "--mapping", str(out / "best.m"), "--json",
+                                    str(tmp_path / "best.json")])
+    assert sim.exit_code == 0, sim.output
+    simulated = {r["layer"]: r["cycles"] for r in json.loads((tmp_path / "best.json").read_text())}
+    assert simulated == {layer["layer"]: layer["best"]["cycles"] for layer in summary["layers"]}
+    assert "conv" in result.output and "best_cycles" in result.output
+
+
+class _Interrupt:
+    """A progress callback that raises KeyboardInterrupt after ``after`` rows (Ctrl-C mid-search)."""
+
+    def __init__(self, after: int):
+        self.after, self.seen = after, 0
+
+    def __call__(self, scored: int, best: float | None) -> None:
+        self.seen += scored
+        if self.seen >= self.after:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("model", ["analytical", "two-stage"])
+def test_resume_after_interrupt_scores_each_candidate_once(network, tmp_path, model):
+    """Interrupted halfway (in the second layer), --resume finishes: the final candidates.parquet
+    has each (layer, model, candidate) exactly once and equals an uninterrupted run's."""
+    whole, broken = tmp_path / "whole", tmp_path / "broken"
+    s = settings(network, model=model, top_k=3)
+    run_search(s, whole, InProcess())
+    with pytest.raises(KeyboardInterrupt):
+        run_search(s, broken, InProcess(), progress=_Interrupt(80))
+    partial = stored(broken)
+    assert 0 < len(partial) < len(stored(whole))
+    with pytest.raises(Exception, match="not empty"):
+        run_search(s, broken, InProcess())
+    run_search(s, broken, InProcess(), resume=True)
+    final = stored(broken)
+    assert not final.duplicated(["layer", "model", "key"]).any()
+    assert final[SAME].equals(stored(whole)[SAME])
+    assert (broken / "best.m").read_text() == (whole / "best.m").read_text()
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_and_resume_finishes(network, tmp_path):
+    """A real SIGINT to a running ``accelsim search``: exit status 130, a message saying how to
+    resume, no traceback; --resume completes with every candidate once. About 50 s."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "accelsim.cli", "search", *HW, "--network", str(network), "--budget", "400",
+            "--max-levels", "2", "--population", "10", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "candidates.parquet").glob("part-*"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    done = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = stored(out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(rows) == sum(layer["scored"] for layer in summary["layers"]) > 400
+    assert not rows.duplicated(["layer", "model", "key"]).any()
+
+
+def test_two_workers_and_dask_give_the_same_rows(network, tmp_path):
+    """Local processes and a Dask LocalCluster with two workers score exactly what one process does."""
+    distributed = pytest.importorskip("distributed")
+    s = settings(network, budget=20)
+    run_search(s, tmp_path / "one", InProcess())
+    pool = LocalProcesses(2)
+    try:
+        run_search(s, tmp_path / "two", pool)
+    finally:
+        pool.close()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        from accelsim.search.executors import DaskExecutor
+
+        run_search(s, tmp_path / "dask", DaskExecutor(client))
+    one = stored(tmp_path / "one")[SAME]
+    assert one.equals(stored(tmp_path / "two")[SAME])
+    assert one.equals(stored(tmp_path / "dask")[SAME])
+
+
+def test_two_stage_summary_reports_ranking_fidelity(network, tmp_path):
+    out = tmp_path / "out"
+    run_search(settings(network, model="two-stage", top_k=4, budget=30), out, InProcess())
+    summary = json.loads((out / "summary.json").read_text())
+    for layer in summary["layers"]:
+        fidelity = layer["two_stage"]
+        assert fidelity["k"] == 4 and fidelity["reranked"] == 4
+        assert fidelity["regret"] >= 0 and layer["best"]["model"] == "sim"
+    rows = stored(out)
+    assert (rows["model"] == "sim").sum() == 8
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--budget", "0"], ["--budget must be at least 1"]),
+    (["--model", "oracle"], ["--model oracle", "two-stage"]),
+    (["--max-levels", "4"], ["--max-levels must be 1, 2 or 3"]),
+    (["--workers", "0"], ["--workers must be at least 1"]),
+    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], ["exclude each other"]),
+])
+def test_bad_options_are_one_error_line(network, tmp_path, args, needles):
+    result = CliRunner().invoke(main, ["search", *HW, "--network", str(network), "--out", str(tmp_path / "o"), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error:") and "Traceback" not in result.output
+    for needle in needles:
+        assert needle in result.stderr
+
+
+def test_refusals_about_the_output_directory(network, tmp_path):
+    out = tmp_path / "out"
+    common = [*HW, "--network", str(network), "--budget", "5", "--max-levels", "1", "--out", str(out)]
+    nothing = CliRunner().invoke(main, ["search", *common, "--resume"])
+    assert nothing.exit_code == 2 and "no search to resume" in nothing.stderr
+    assert CliRunner().invoke(main, ["search", *common]).exit_code == 0
+    again = CliRunner().invoke(main, ["search", *common])
+    assert again.exit_code == 2 and "--resume" in again.stderr
+    changed = CliRunner().invoke(main, ["search", *common, "--resume", "--seed", "7"])
+    assert changed.exit_code == 2 and "seed: 0 then, 7 now" in changed.stderr
+    unreachable = CliRunner().invoke(main, ["search", *HW, "--network", str(network), "--out", str(tmp_path / "d"),
+                                            "--scheduler", "tcp://127.0.0.1:1"])
+    assert unreachable.exit_code == 2 and "cannot reach the Dask scheduler" in unreachable.stderr
+
+
+def test_search_from_a_mapping_file(tmp_path):
+    """--mapping takes the layers of a .m file."""
+    path = tmp_path / "one.m"
+    path.write_text("Network n { Layer c { Type: CONV Stride { X: 1, Y: 1 } "
+                    "Dimensions { K: 8, C: 4, R: 3, S: 3, Y: 8, X: 8 } Dataflow { SpatialMap(1,1) K; } } }\n")
+    out = tmp_path / "out"
+    result = run("--hw", "eyeriss_like", "--mapping", str(path), "--budget", "10", "--mapper", "random",
+                 "--max-levels", "1", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "Layer c" in (out / "best.m").read_text()
+    assert os.path.getsize(out / "summary.json") > 0
+
+
+def _readme_python_blocks() -> list[str]:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Searching mappings"):text.index("## Architecture")]
+    import re
+
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_readme_mapper_guide_runs():
+    """The guide's Python examples run as written (the Optuna one where Optuna is installed)."""
+    blocks = _readme_python_blocks()
+    assert len(blocks) == 2
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
+    frame = namespace["frame"]
+    assert len(frame) == 5 and (frame["status"] == "ok").sum() == 4
+    assert frame["reason"].iloc[-1] == "size_exceeds_dim"
+    pytest.importorskip("optuna")
+    namespace = {}
+    exec(compile(blocks[1], "README.md", "exec"), namespace)
+    assert namespace["study"].best_value < float("inf")
