@@ -475,7 +475,7 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
     def record(index: int, result: LayerResult) -> None:
         files.add_result(result, {"functional": reports[index].to_dict()} if functional else None)
 
-    kind = RunKind(per_pe=per_pe, trace=trace_dir is not None, functional=functional)
+    kind = RunKind(per_pe=per_pe, unrolled=trace_dir is not None, functional=functional)
     run = _Run(name, [j.layer.name for j in jobs], progress, record, _simulation_budget(kind, budget),
                before_first=(lambda: clear_trace_dir(trace_dir)) if trace_dir is not None and force else None)
     with _running(run, _stop_files(files, run)), _doing(f"simulating {name}"):
@@ -620,7 +620,7 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
         files.add(item.to_dict(), scalesim_rows([item])[0], item)
 
     run = _Run(topology.name, [job.layer.name for job in translated.jobs], progress, lambda index, result: None,
-               _simulation_budget(RunKind(), budget))
+               _simulation_budget(RunKind(unrolled=True), budget))
     with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
         results = simulate_scalesim(config, topology, record, run, run.check)
     click.echo(format_scalesim_table(config, topology, results))

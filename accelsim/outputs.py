@@ -25,19 +25,21 @@ from typing import Any, Callable, Sequence
 
 from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
+from accelsim.input_files import read_bytes
 from accelsim.output_files import write_atomic
 from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, NetworkResult, TensorAccesses
 
 COMPLETE, INTERRUPTED, TOTAL = "complete", "interrupted", "total"
+# what each role of an input file is called in messages
+ROLES = {"hardware": "hardware file", "mapping": "mapping file", "network": "network file",
+         "scalesim_config": "SCALE-Sim config", "topology": "SCALE-Sim topology", "maestro_csv": "MAESTRO CSV",
+         "scalesim_report": "SCALE-Sim report"}
 
 
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (hex)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def file_sha256(path: str | Path, what: str = "input file") -> str:
+    """SHA-256 of a file's bytes (hex); InputError (naming the file as ``what``) when it cannot
+    be read."""
+    return hashlib.sha256(read_bytes(path, what)).hexdigest()
 
 
 def hardware_sha256(hw: HardwareSpec) -> str:
@@ -55,7 +57,7 @@ class InputFile:
 
     @classmethod
     def of(cls, role: str, path: str | Path) -> "InputFile":
-        return cls(role, str(path), file_sha256(path))
+        return cls(role, str(path), file_sha256(path, ROLES.get(role, "input file")))
 
 
 @dataclass(frozen=True)

@@ -396,3 +396,27 @@ def test_mapping_refuses_sizes_its_parser_cannot_read(tmp_path):
                          str(out)), 2, "network n: cannot write layer 'a': dimension K must be an integer from 1 to "
                                        "999999999999999999")
     assert not out.exists()
+
+
+def test_mode_validated_at_every_api_entry():
+    """An unknown mode is an InputError everywhere, never a run labelled with it."""
+    from accelsim.analytical import analyze_layer
+    from accelsim.api import analyze_jobs, run_jobs, simulate_maestro, simulate_network
+    from accelsim.compare import compare_jobs
+    from accelsim.errors import InputError
+    from accelsim.mapping.jobs import jobs_from_maestro
+    from accelsim.sim.engine import SimOptions
+
+    hw = load_hardware("eyeriss_like")
+    name, jobs = jobs_from_maestro(TINY)
+    calls = [
+        lambda: simulate_network("marvel15", hw, "nvdla_like", mode="bogus", layer="L6_CONV1"),
+        lambda: simulate_maestro(TINY, hw, mode="bogus"),
+        lambda: analyze_jobs(name, jobs, hw, "bogus"),
+        lambda: run_jobs(name, jobs, hw, SimOptions(mode="bogus")),  # type: ignore[arg-type]
+        lambda: compare_jobs(name, jobs, hw, "bogus"),
+        lambda: analyze_layer(prepare(jobs[0], hw), hw, "bogus"),
+    ]
+    for call in calls:
+        with pytest.raises(InputError, match="unknown mode 'bogus'"):
+            call()

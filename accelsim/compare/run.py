@@ -15,6 +15,7 @@ from accelsim.compare.models import MODELS, UNREPORTED
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
+from accelsim.model_options import check_mode
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.sim.network import RunObserver
 
@@ -76,6 +77,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     ``attribute`` adds the ablation runs (six more simulations per layer in realistic mode,
     and each model once more in maestro mode). ``progress`` gets the comparison so far after each layer;
     ``observer`` hears each layer start, the steps of its main simulation and its result."""
+    check_mode(mode)
     unknown = [model for model in models if model not in MODELS]
     if unknown:
         raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")

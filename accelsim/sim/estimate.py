@@ -12,12 +12,14 @@ What the constants assume (the grouped engine of commit ea49be8, measured 2026-1
 * **time** grows with steps x PEs in use (the per-step profile is computed per PE with numpy,
   0.6-0.8 microseconds per PE-step on MARVEL's layers and on 144 steps x 2**20 PEs) plus
   the SimPy events of steps that fast-forward does not cover (up to about 4 microseconds a
-  step); ``per_pe`` adds one event per PE and step, tracing about doubles the time and
-  functional execution costs about 30x (see the README).
+  step); ``per_pe`` adds one event per PE and step, running without fast-forward (traces,
+  SCALE-Sim inputs) about doubles the time (a 2000 x 2000 x 1000 GEMM on SCALE-Sim's 32 x 32
+  array: 4,032 steps in 11 s, 16,128 in 35 s) and functional execution costs about 30x.
 * **memory**: about 60 MB for the process, plus the profile's numpy arrays for one chunk of
   ``max(MAX_CHUNK_ELEMENTS, PEs in use)`` step x PE elements (about 1 kB each: 230 MB for
   MARVEL's layers on 168 PEs, 1.06 GB for 2**20 PEs), plus about 330 bytes per step of state
-  the engine keeps (1.4 GB for 4,194,304 steps on one PE).
+  the engine keeps (1.4 GB for 4,194,304 steps on one PE), about 1.2 kB per step without
+  fast-forward (the SCALE-Sim GEMM: 15 MB more for 12,096 more steps).
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ class EngineCost:
     base_bytes: int = 60 * 2**20  # the process with numpy, pandas and simpy loaded
     bytes_per_chunk_element: int = 1024  # profile arrays per step x PE element of one chunk
     bytes_per_step: int = 400  # engine state kept per step
+    bytes_per_step_unrolled: int = 1300  # the same without fast-forward (every step's events)
     seconds_per_pe_step: float = 1.0e-6
     seconds_per_step: float = 4.0e-6  # events of steps not fast-forwarded
     seconds_fixed: float = 0.2
     per_pe_factor: float = 30.0  # --per-pe: one process per PE and packet
-    trace_factor: float = 2.0  # --trace: unrolled, every event written
+    unrolled_factor: float = 2.0  # no fast-forward (--trace, SCALE-Sim inputs): every step's events
     functional_factor: float = 30.0  # --functional: values computed per PE and step in Python
     events_per_step: int = 6  # at most, unrolled: DMA, distribution, compute, drain, write-back
     chunk_elements: int = MAX_CHUNK_ELEMENTS
@@ -51,12 +54,12 @@ ENGINE_COST = EngineCost()
 
 @dataclass(frozen=True)
 class RunKind:
-    """How the layer will be simulated: one PE per event (``per_pe``), traced (``trace``,
-    which also runs unrolled), with values (``functional``), and how many simulations of it
-    a command runs (``compare``'s gap attribution: seven)."""
+    """How the layer will be simulated: one PE per event (``per_pe``), without fast-forward
+    (``unrolled``: traces, SCALE-Sim inputs), with values (``functional``), and how many
+    simulations of it a command runs (``compare``'s gap attribution: seven)."""
 
     per_pe: bool = False
-    trace: bool = False
+    unrolled: bool = False
     functional: bool = False
     simulations: int = 1
 
@@ -88,12 +91,12 @@ def estimate_layer(cm: CompiledMapping, kind: RunKind = RunKind(), cost: EngineC
     if kind.per_pe:
         seconds += pe_steps * cost.seconds_per_pe_step * cost.per_pe_factor
         events += pe_steps * cost.events_per_step
-    if kind.trace:
-        seconds *= cost.trace_factor
+    if kind.unrolled:
+        seconds *= cost.unrolled_factor
     if kind.functional:
         seconds *= cost.functional_factor
-    peak = (cost.base_bytes + cost.bytes_per_chunk_element * max(cost.chunk_elements, pes)
-            + cost.bytes_per_step * steps)
+    per_step = cost.bytes_per_step_unrolled if kind.unrolled else cost.bytes_per_step
+    peak = cost.base_bytes + cost.bytes_per_chunk_element * max(cost.chunk_elements, pes) + per_step * steps
     return LayerEstimate(cm.layer.name, steps, pes, events * kind.simulations, seconds * kind.simulations, peak)
 
 

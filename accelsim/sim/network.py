@@ -7,6 +7,7 @@ from typing import Callable, Sequence
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job, fits, prepare
+from accelsim.model_options import check_mode
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import ProgressHook, SimOptions, simulate_layer
 
@@ -38,6 +39,7 @@ def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOp
     steps and its result (with ``overflowed`` set when it does not fit and ran anyway).
     ``run_layer(index, compiled, progress)`` replaces the plain simulation (tracing,
     functional runs)."""
+    check_mode(options.mode)
     compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
     if check is not None:
         for cm in compiled:
