@@ -16,14 +16,15 @@ from accelsim.functional import FunctionalReport, check_size, simulate_functiona
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.jobs import (Job, OverflowWarning, fits, jobs_from_maestro, jobs_from_network, prepare,
-                                   to_maestro)
+from accelsim.mapping.jobs import (Job, OverflowWarning, fits, jobs_from_maestro, jobs_from_mapping_file,
+                                   jobs_from_network, prepare, to_maestro)
 from accelsim.model_options import check_mode
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import ProgressHook, SimOptions
 from accelsim.sim.network import RunObserver, run_jobs
 
-__all__ = ["Job", "OverflowWarning", "RunObserver", "analyze_jobs", "jobs_from_maestro", "jobs_from_network", "prepare",
+__all__ = ["Job", "OverflowWarning", "RunObserver", "analyze_jobs", "jobs_from_maestro", "jobs_from_mapping_file",
+           "jobs_from_network", "prepare",
            "run_jobs", "run_jobs_functional", "simulate_maestro", "simulate_network", "to_maestro"]
 
 

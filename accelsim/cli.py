@@ -1,61 +1,105 @@
 """The ``accelsim`` command.
 
-Every command goes through one error path (:class:`_Accelsim`): a mistake in an input, an
-option or an output path prints one ``error:`` line naming the file, line or field and exits
-with status 2; a run over its budget or out of memory or disk exits with 3; Ctrl-C and SIGTERM
-exit with 130 and 143 after writing every finished layer; a functional mismatch (and ``compare
---fail-on-disagree`` finding a disagreement) exits with 1; a bug in accelsim exits with 70.
-Never a traceback (``ACCELSIM_TRACEBACK=1`` shows one for a bug).
+Every failure takes one path, the group's (:class:`_Accelsim`), and prints one ``error:`` line
+with a documented exit status (README, "Limits and exit codes"): a mistake in an input, an
+option or an output path (a command calls :func:`_fail` or lets an InputError rise) exits with
+2; a run over its budget or out of memory or disk with 3; Ctrl-C and SIGTERM with 130 and 143,
+after writing every finished layer; a bug in accelsim with 70. A functional mismatch (and
+``compare --fail-on-disagree`` finding a disagreement) exits with 1. Never a traceback
+(``ACCELSIM_TRACEBACK=1`` shows one for a bug). Options several commands take are declared
+once below; related options reach a command as one record (:class:`JobArgs`, :class:`OutputArgs`,
+...).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import functools
 import json
 import os
 import signal
 import sys
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar, cast
 
 import click
 
 from accelsim import __version__
-from accelsim.api import (OverflowWarning, RunObserver, analyze_jobs, jobs_from_maestro, jobs_from_network,
-                          run_jobs, run_jobs_functional, to_maestro)
+from accelsim.api import (
+    OverflowWarning,
+    RunObserver,
+    analyze_jobs,
+    jobs_from_mapping_file,
+    jobs_from_network,
+    run_jobs,
+    run_jobs_functional,
+    to_maestro,
+)
 from accelsim.budget import DEFAULT_MAX_STEPS, Budget, format_bytes, format_seconds, parse_size
-from accelsim.compare import MODELS, compare_jobs, comparison_dict, comparison_rows, format_comparison
+from accelsim.compare import (
+    MODELS,
+    compare_jobs,
+    comparison_dict,
+    comparison_rows,
+    format_comparison,
+)
 from accelsim.compare.run import Comparison
-from accelsim.errors import (EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_RESOURCES, EXIT_SIGINT, EXIT_SIGTERM,
-                             InputError, ResourceError)
+from accelsim.errors import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_RESOURCES,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    InputError,
+    InputWarning,
+    ResourceError,
+)
 from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_outputs, clear_trace_dir, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
+from accelsim.text_table import format_table
 from accelsim.workload.tables import available_networks, load_network
 
+EXIT_USER_ERROR = EXIT_INPUT
 # errno values that mean the machine ran out of room, not that a path is wrong
 _OUT_OF_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM, errno.EIO}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(click.ClickException):
+    """A mistake in what the user gave us: printed as one ``error:`` line on stderr, exit status 2.
+    Every command's InputError becomes one (see :class:`_Accelsim`)."""
+
+    exit_code = EXIT_USER_ERROR
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+def _fail(message: str) -> NoReturn:
+    """Stop the command with ``error: message`` and exit status 2."""
+    raise UserError(message)
 
 
 def _error(message: str, status: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(status)
-
-
-def _fail(message: str) -> NoReturn:
-    """A mistake in the command line: one ``error:`` line, exit status 2."""
-    _error(message, EXIT_INPUT)
 
 
 class Stopped(BaseException):
@@ -87,7 +131,16 @@ def _stop_on_signals() -> Iterator[None]:
 
 
 class _Accelsim(click.Group):
-    """The ``accelsim`` group, with the one error path every command shares."""
+    """The ``accelsim`` group: the one error path. An InputError raised anywhere in a command (a
+    bad file, field, mapping or option value) leaves it as a :class:`UserError` (exit 2); a
+    usage mistake is one ``error:`` line (2); a ResourceError or MemoryError exits with 3, a
+    stop by SIGINT/SIGTERM with 130/143, an unexpected exception (a bug) with 70."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            raise UserError(str(exc)) from None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -96,6 +149,8 @@ class _Accelsim(click.Group):
         _ACTIVITY.clear()
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except UserError as exc:
+            _error(exc.format_message(), exc.exit_code)
         except click.UsageError as exc:
             where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
             help_hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
@@ -145,7 +200,41 @@ def _doing(what: str) -> Iterator[None]:
     _ACTIVITY.pop()
 
 
-def _layer_option(verb: str) -> Callable[[Any], Any]:
+# ----- options, declared once -------------------------------------------------------------------
+def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator applying ``options`` in the order given (as --help lists them)."""
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def _record(cls: type, param: str, *options: Callable[[F], F]) -> Callable[[F], F]:
+    """Declare ``options`` and hand the command one ``cls`` record as keyword ``param`` instead:
+    the options' destinations are the record's fields."""
+    fields = [f.name for f in dataclasses.fields(cls)]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_record(*args: Any, **kwargs: Any) -> Any:
+            kwargs[param] = cls(**{name: kwargs.pop(name) for name in fields})
+            return command(*args, **kwargs)
+
+        return _options(*options)(cast(F, with_record))
+
+    return decorate
+
+
+_set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                           help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
+_progress_option = click.option("--progress/--no-progress", default=None,
+                                help="A progress bar within each layer (default: a bar on a terminal, progress "
+                                     "lines on stderr otherwise; --no-progress: neither).")
+
+
+def _layer_option(verb: str) -> Callable[[F], F]:
     """``--layer NAME``, refused when given twice (click would keep the last silently)."""
     def one(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
         if len(values) > 1:
@@ -156,7 +245,7 @@ def _layer_option(verb: str) -> Callable[[Any], Any]:
     return click.option("--layer", multiple=True, callback=one, help=f"{verb} only this layer.")
 
 
-def _max_memory_option(command: Callable[..., Any]) -> Callable[..., Any]:
+def _max_memory_option(command: F) -> F:
     """``--max-memory SIZE``: refuse a layer whose estimated peak memory is larger."""
     def memory(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
         if value is None:
@@ -171,11 +260,133 @@ def _max_memory_option(command: Callable[..., Any]) -> Callable[..., Any]:
                              "quarters of this machine's memory).")(command)
 
 
-def _budget_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def _budget_options(command: F) -> F:
     """``--max-steps`` and ``--max-memory``: the budget one layer's simulation may spend."""
     command = _max_memory_option(command)
     return click.option("--max-steps", type=click.IntRange(1), default=DEFAULT_MAX_STEPS, show_default=True,
                         help="Refuse a layer with more simulated steps (its estimate is printed).")(command)
+
+
+def _json_option(help: str = "Write per-layer results as a JSON list.") -> Callable[[F], F]:
+    return click.option("--json", "json_out", type=click.Path(dir_okay=False), help=help)
+
+
+def _csv_option(help: str = "Write per-layer results as CSV (MAESTRO column names).") -> Callable[[F], F]:
+    return click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help=help)
+
+
+def _force_option(what: str = "--json/--csv files") -> Callable[[F], F]:
+    return click.option("--force", is_flag=True, help=f"Overwrite existing {what}.")
+
+
+def _mode_option(default: Mode, help: str) -> Callable[[F], F]:
+    """--mode with ``default`` listed first."""
+    choices = [default] + [m for m in MODES if m != default]
+    return click.option("--mode", type=click.Choice(choices), default=default, show_default=True, help=help)
+
+
+def _allow_overflow_option(verb: str) -> Callable[[F], F]:
+    return click.option("--allow-overflow", is_flag=True,
+                        help=f"{verb} mappings whose tiles do not fit their buffers (warns).")
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    """What to run: hardware (``--hw`` and ``--set``) and a mapping file or a network under a
+    style, optionally one layer."""
+
+    hw_ref: str | None
+    mapping_path: str | None
+    network: str | None
+    style: str | None
+    layer: str | None
+    overrides: tuple[str, ...]
+
+    def check(self) -> None:
+        """--mapping FILE.m, or --network NAME with --style."""
+        if (self.mapping_path is None) == (self.network is None):
+            _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
+        if self.network is not None and self.style is None:
+            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
+        if self.mapping_path is not None and self.style is not None:
+            _fail("--style applies to --network only; a mapping file carries its own dataflow")
+
+    def load(self, all_layers: bool = False) -> LoadedJobs:
+        """The hardware spec and the jobs (every layer with ``all_layers``); raises InputError."""
+        hw, name, jobs = _load_jobs(self.hw_ref or "", self.overrides, self.mapping_path, self.network, self.style,
+                                    None if all_layers else self.layer)
+        return LoadedJobs(hw, name, jobs)
+
+
+@dataclass(frozen=True)
+class LoadedJobs:
+    """The hardware, the network's name and its jobs."""
+
+    hw: HardwareSpec
+    name: str
+    jobs: list[Job]
+
+
+def _job_options(verb: str, hw_required: bool = True) -> Callable[[F], F]:
+    """--hw, --mapping, --network, --style, --layer and --set as one :class:`JobArgs` ``job``
+    (simulate, analyze, compare, lint); ``verb`` starts --layer's help."""
+    return _record(
+        JobArgs, "job",
+        click.option("--hw", "hw_ref", required=hw_required,
+                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
+        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
+                     help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
+        click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        _layer_option(verb),
+        _set_option,
+    )
+
+
+@dataclass(frozen=True)
+class OutputArgs:
+    """Where results go: ``--json``, ``--csv`` and whether existing files may be overwritten."""
+
+    json_out: str | None
+    csv_out: str | None
+    force: bool
+
+    def check(self, directories: dict[str, str | None] | None = None) -> None:
+        """Every output path, before any work (see :func:`accelsim.output_files.check_outputs`)."""
+        check_outputs({"--json": self.json_out, "--csv": self.csv_out}, self.force, directories)
+
+    @property
+    def paths(self) -> list[str]:
+        return [p for p in (self.json_out, self.csv_out) if p is not None]
+
+
+def _output_options(json_option: Callable[[F], F] = _json_option(), csv_option: Callable[[F], F] = _csv_option(),
+                    force_what: str = "--json/--csv files") -> Callable[[F], F]:
+    """--json, --csv and --force as one :class:`OutputArgs` ``out``."""
+    return _record(OutputArgs, "out", json_option, csv_option, _force_option(force_what))
+
+
+def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, network: str | None,
+               style: str | None, layer: str | None) -> tuple[HardwareSpec, str, list[Job]]:
+    """(hardware spec, network name, jobs) of checked job arguments; raises InputError."""
+    hw = load_hardware(hw_ref, list(overrides))
+    with _warning_lines():
+        if mapping_path is not None:
+            name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
+        else:
+            name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+    return hw, name, jobs
+
+
+@contextmanager
+def _warning_lines() -> Iterator[None]:
+    """Show every OverflowWarning (--allow-overflow) and InputWarning (e.g. ONNX nodes left out)
+    as one ``warning:`` line on stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", OverflowWarning)
+        warnings.simplefilter("always", InputWarning)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        yield
 
 
 class _Run(RunObserver):
@@ -236,6 +447,7 @@ class _Run(RunObserver):
 
 
 def _simulation_budget(kind: RunKind, budget: Budget) -> Callable[[CompiledMapping], LayerEstimate]:
+    """The up-front check of each layer of a simulation: its estimate, refused over ``budget``."""
     def check(cm: CompiledMapping) -> LayerEstimate:
         estimate = estimate_layer(cm, kind)
         check_budget(estimate, budget, cm.layer.source)
@@ -250,7 +462,7 @@ def _running(run: _Run, on_stop: Callable[[str], list[str]] | None = None) -> It
     finished layers (and marks the one going on) in the result files and returns their paths;
     the exit status is 130 or 143. Out of memory in a layer marks it too."""
     try:
-        with _stop_on_signals(), _overflow_warnings():
+        with _stop_on_signals(), _warning_lines():
             yield
     except Stopped as exc:
         run.display.close()
@@ -280,7 +492,7 @@ def _stop_files(files: ResultFiles, run: _Run) -> Callable[[str], list[str]]:
     return stop
 
 
-def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrides: tuple[str, ...],
+def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrides: Sequence[str],
                 hw_ref: str | None = None, mapping_path: str | None = None, network_ref: str | None = None,
                 style: str | None = None, model: str = "simulator", options: dict[str, Any] | None = None,
                 files: tuple[tuple[str, str], ...] = ()) -> Provenance:
@@ -299,6 +511,13 @@ def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrid
                       model, options={k: v for k, v in (options or {}).items() if v not in (None, False, (), "")})
 
 
+def _job_provenance(command: str, job: JobArgs, loaded: LoadedJobs, mode: str, model: str = "simulator",
+                    options: dict[str, Any] | None = None,
+                    files: tuple[tuple[str, str], ...] = ()) -> Provenance:
+    return _provenance(command, loaded.hw, loaded.name, mode, job.overrides, job.hw_ref, job.mapping_path,
+                       job.network, job.style, model, options, files)
+
+
 def _header(p: Provenance) -> str:
     """The first line of a command's report: what ran."""
     parts = [f"{p.mode} mode" if p.model == "simulator" else f"{p.model}, {p.mode} mode"]
@@ -309,56 +528,6 @@ def _header(p: Provenance) -> str:
     parts.append(f"hardware sha256 {p.hardware_sha256[:12]}")
     parts.append(f"accelsim {p.accelsim_version}")
     return f"{p.network} on {p.hardware} ({'; '.join(parts)})"
-
-
-def _check_job_args(mapping_path: str | None, network: str | None, style: str | None) -> None:
-    """--mapping FILE.m, or --network NAME with --style (simulate, analyze, compare)."""
-    if (mapping_path is None) == (network is None):
-        _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
-    if network is not None and style is None:
-        _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
-    if mapping_path is not None and style is not None:
-        _fail("--style applies to --network only; a mapping file carries its own dataflow")
-
-
-def _load_jobs(hw_ref: str, overrides, mapping_path: str | None, network: str | None, style: str | None,
-               layer: str | None):
-    """(hardware spec, network name, jobs) of the checked job arguments; raises InputError."""
-    hw = load_hardware(hw_ref, list(overrides))
-    if mapping_path is not None:
-        name, jobs = jobs_from_maestro(mapping_path, layer)
-    else:
-        name, jobs = jobs_from_network(network, style, hw, layer)
-    return hw, name, jobs
-
-
-def _job_inputs(verb: str, hw_required: bool = True):
-    """The options naming what to run, shared by simulate, analyze and compare: --hw, --mapping,
-    --network, --style and --layer (``verb`` starts --layer's help)."""
-    options = (
-        click.option("--hw", "hw_ref", required=hw_required,
-                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
-        click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False), help="MAESTRO mapping file (.m)."),
-        click.option("--network", help="Bundled network name or network YAML file (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
-        _layer_option(verb),
-    )
-
-    def apply(command):
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply
-
-
-@contextmanager
-def _overflow_warnings():
-    """Show every OverflowWarning (--allow-overflow) as one ``warning:`` line on stderr."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", OverflowWarning)
-        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
-        yield
 
 
 @click.group(cls=_Accelsim, context_settings={"help_option_names": ["-h", "--help"]})
@@ -383,111 +552,130 @@ def _format_table(result: NetworkResult) -> str:
         rows.append(("TOTAL", "", f"{s['cycles']:,}", f"{s['macs']:,}", f"{100 * s['pe_utilization']:.1f}",
                      f"{s['energy_pj'] / 1e6:.3f}", "", "", f"{stall['distribution_noc']:,}",
                      f"{stall['reduction']:,}", f"{stall['dram']:,}"))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    return "\n".join(lines)
+    return format_table(header, rows, left=(0, 1))
 
 
-# --set, --json and --csv as simulate and analyze take them
-_set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                           help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
-_json_option = click.option("--json", "json_out", type=click.Path(dir_okay=False),
-                            help="Write per-layer results as a JSON list.")
-_csv_option = click.option("--csv", "csv_out", type=click.Path(dir_okay=False),
-                           help="Write per-layer results as CSV (MAESTRO column names).")
+@dataclass(frozen=True)
+class ScaleSimArgs:
+    """``--scalesim-config`` and ``--topology``: SCALE-Sim's own inputs instead of --hw and a mapping."""
+
+    scalesim_config: str | None
+    topology: str | None
+
+    @property
+    def given(self) -> bool:
+        return self.scalesim_config is not None or self.topology is not None
+
+
+@dataclass(frozen=True)
+class TraceArgs:
+    """``--trace DIR`` and how to trace (formats, detail, components)."""
+
+    trace_dir: str | None
+    trace_format: str
+    trace_detail: str
+    trace_components: str | None
+
+
+@dataclass(frozen=True)
+class FunctionalArgs:
+    """``--functional`` (values along the transfers, output checked) and its operands."""
+
+    enabled: bool
+    seed: int
+    dtype: str
+    unchecked: bool
 
 
 @main.command()
-@_job_inputs("Simulate", hw_required=False)
-@click.option("--scalesim-config", type=click.Path(dir_okay=False),
-              help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw.")
-@click.option("--topology", type=click.Path(dir_okay=False),
-              help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config).")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
-@_set_option
-@_json_option
-@_csv_option
-@click.option("--allow-overflow", is_flag=True, help="Simulate mappings whose tiles do not fit their buffers (warns).")
+@_job_options("Simulate", hw_required=False)
+@_record(ScaleSimArgs, "scalesim",
+         click.option("--scalesim-config", type=click.Path(dir_okay=False),
+                      help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw."),
+         click.option("--topology", type=click.Path(dir_okay=False),
+                      help="SCALE-Sim topology CSV, convolution or GEMM form (with --scalesim-config)."))
+@_mode_option("realistic", "realistic: contention, latencies, packets; maestro: MAESTRO's assumptions.")
+@_output_options(force_what="--json/--csv files and a non-empty --trace directory")
+@_allow_overflow_option("Simulate")
 @click.option("--per-pe", is_flag=True, help="One event per PE and packet (slow; the reference for the grouped mode).")
-@click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
-              help="Write execution traces into this directory (one subdirectory per layer).")
-@click.option("--trace-format", default="perfetto,parquet,dram", show_default=True,
-              help="Comma-separated trace formats: perfetto, parquet (CSV without pyarrow), csv, dram.")
-@click.option("--trace-detail", type=click.Choice(["step", "transfer", "pe"]), default="transfer", show_default=True,
-              help="step: one span per network and step; transfer: one per tensor burst; pe: per PE and packet.")
-@click.option("--trace-components", metavar="LIST",
-              help="Comma-separated components to trace: dram, distribution_noc, reduction_noc, pe_array, pe, "
-                   "buffers (default: all).")
-@click.option("--functional", is_flag=True,
-              help="Move real values along the simulated transfers and check each layer's output (small layers).")
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
-              help="Random operands of --functional (0 to 2**32 - 1).")
-@click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
-              help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound).")
-@click.option("--unchecked", is_flag=True,
-              help="With --functional, for testing mappers: run a mapping that fails the legality checks "
-                   "(overlapping or gapped windows, reduction without a reduction network) and show what goes wrong.")
+@_record(TraceArgs, "trace",
+         click.option("--trace", "trace_dir", type=click.Path(file_okay=False),
+                      help="Write execution traces into this directory (one subdirectory per layer)."),
+         click.option("--trace-format", default="perfetto,parquet,dram", show_default=True,
+                      help="Comma-separated trace formats: perfetto, parquet (CSV without pyarrow), csv, dram."),
+         click.option("--trace-detail", type=click.Choice(["step", "transfer", "pe"]), default="transfer",
+                      show_default=True,
+                      help="step: one span per network and step; transfer: one per tensor burst; pe: per PE and packet."),
+         click.option("--trace-components", metavar="LIST",
+                      help="Comma-separated components to trace: dram, distribution_noc, reduction_noc, pe_array, pe, "
+                           "buffers (default: all)."))
+@_record(FunctionalArgs, "functional",
+         click.option("--functional", "enabled", is_flag=True,
+                      help="Move real values along the simulated transfers and check each layer's output (small layers)."),
+         click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+                      help="Random operands of --functional (0 to 2**32 - 1)."),
+         click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
+                      help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound)."),
+         click.option("--unchecked", is_flag=True,
+                      help="With --functional, for testing mappers: run a mapping that fails the legality checks "
+                           "(overlapping or gapped windows, reduction without a reduction network) and show what goes "
+                           "wrong."))
 @_budget_options
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files and replace the traces in a "
-                                            "--trace directory.")
-@click.option("--progress/--no-progress", default=None,
-              help="A progress bar within each layer (default: a bar on a terminal, progress lines on stderr "
-                   "otherwise; --no-progress: neither).")
-def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, layer, mode, overrides, json_out,
-             csv_out, allow_overflow, per_pe, trace_dir, trace_format, trace_detail, trace_components,
-             functional, seed, dtype, unchecked, max_steps, max_memory, force, progress) -> None:
+@_progress_option
+def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, allow_overflow: bool, per_pe: bool,
+             trace: TraceArgs, functional: FunctionalArgs, max_steps: int, max_memory: int,
+             progress: bool | None) -> None:
     """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
 
     With --functional the exit status is 1 when a layer computes a wrong output."""
-    budget = Budget(max_steps, max_memory)
-    if scalesim_config is not None or topology is not None:
-        given = {"--hw": hw_ref, "--mapping": mapping_path, "--network": network, "--style": style,
-                 "--layer": layer, "--mode": mode != "realistic", "--set": overrides, "--allow-overflow": allow_overflow,
-                 "--per-pe": per_pe, "--trace": trace_dir, "--functional": functional, "--unchecked": unchecked}
-        _simulate_scalesim(scalesim_config, topology, [name for name, value in given.items() if value],
-                           json_out, csv_out, force, progress, budget)
+    if scalesim.given:
+        given = {"--hw": job.hw_ref, "--mapping": job.mapping_path, "--network": job.network, "--style": job.style,
+                 "--layer": job.layer, "--mode": mode != "realistic", "--set": job.overrides,
+                 "--allow-overflow": allow_overflow, "--per-pe": per_pe, "--trace": trace.trace_dir,
+                 "--functional": functional.enabled, "--unchecked": functional.unchecked}
+        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress,
+                           Budget(max_steps, max_memory))
         return
-    if hw_ref is None:
+    if job.hw_ref is None:
         _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
-    _check_job_args(mapping_path, network, style)
-    if unchecked and not functional:
+    job.check()
+    if functional.unchecked and not functional.enabled:
         _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
-    if functional and trace_dir is not None:
+    if functional.enabled and trace.trace_dir is not None:
         _fail("--functional and --trace cannot be combined; run them separately (the timing is the same)")
-    check_outputs({"--json": json_out, "--csv": csv_out}, force, {"--trace": trace_dir})
+    out.check({"--trace": trace.trace_dir})
+    trace_dir = Path(trace.trace_dir) if trace.trace_dir is not None else None
     config = None
     if trace_dir is not None:
         from accelsim.trace import TraceConfig, trace_jobs
 
-        config = TraceConfig.parse(trace_format, trace_detail, trace_components)
-    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not unchecked)
-    prov = _provenance("simulate", hw, name, mode, overrides, hw_ref, mapping_path, network, style,
-                       options={"per_pe": per_pe, "allow_overflow": allow_overflow,
-                                "functional": f"{dtype} seed {seed}" if functional else None,
-                                "unchecked": unchecked})
-    files = ResultFiles(json_out, csv_out, prov, layer_total_row)
+        config = TraceConfig.parse(trace.trace_format, trace.trace_detail, trace.trace_components)
+    loaded = job.load()
+    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
+    prov = _job_provenance("simulate", job, loaded, mode, options={
+        "per_pe": per_pe, "allow_overflow": allow_overflow,
+        "functional": f"{functional.dtype} seed {functional.seed}" if functional.enabled else None,
+        "unchecked": functional.unchecked})
+    files = ResultFiles(out.json_out, out.csv_out, prov, layer_total_row)
     reports: list[FunctionalReport] = []
 
     def record(index: int, result: LayerResult) -> None:
-        files.add_result(result, {"functional": reports[index].to_dict()} if functional else None)
+        files.add_result(result, {"functional": reports[index].to_dict()} if functional.enabled else None)
 
-    kind = RunKind(per_pe=per_pe, unrolled=trace_dir is not None, functional=functional)
-    run = _Run(name, [j.layer.name for j in jobs], progress, record, _simulation_budget(kind, budget),
-               before_first=(lambda: clear_trace_dir(trace_dir)) if trace_dir is not None and force else None)
-    with _running(run, _stop_files(files, run)), _doing(f"simulating {name}"):
-        if functional:
-            result, _ = run_jobs_functional(name, jobs, hw, options, dtype, seed, allow_overflow, run, run.check,
-                                            reports)
+    kind = RunKind(per_pe=per_pe, unrolled=trace_dir is not None, functional=functional.enabled)
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, record,
+               _simulation_budget(kind, Budget(max_steps, max_memory)),
+               before_first=(lambda: clear_trace_dir(str(trace_dir))) if trace_dir is not None and out.force else None)
+    with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
+        if functional.enabled:
+            result, _ = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
+                                            functional.seed, allow_overflow, run, run.check, reports)
         elif trace_dir is None:
-            result = run_jobs(name, jobs, hw, options, allow_overflow, run, check=run.check)
+            result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, run, check=run.check)
         else:
             assert config is not None
-            result = trace_jobs(name, jobs, hw, options, Path(trace_dir), config, allow_overflow, run, run.check,
-                                prov.to_dict())
+            result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
+                                run, run.check, prov.to_dict())
     click.echo(_header(prov))
     click.echo(_format_table(result))
     for report in reports:
@@ -495,87 +683,80 @@ def simulate(hw_ref, mapping_path, network, style, scalesim_config, topology, la
     for path in files.paths:
         click.echo(f"wrote {path}")
     if trace_dir is not None:
-        click.echo(f"wrote traces to {trace_dir}")
+        click.echo(f"wrote traces to {trace.trace_dir}")
     if any(not report.passed for report in reports):
         sys.exit(EXIT_FAILED)
 
 
 @main.command()
-@_job_inputs("Analyze")
+@_job_options("Analyze")
 @click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
-@click.option("--mode", type=click.Choice(["maestro", "realistic"]), default="maestro", show_default=True,
-              help="maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
-                   "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
-@_set_option
-@_json_option
-@_csv_option
-@click.option("--allow-overflow", is_flag=True, help="Analyze mappings whose tiles do not fit their buffers (warns).")
+@_mode_option("maestro", "maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
+                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
+@_output_options()
+@_allow_overflow_option("Analyze")
 @_max_memory_option
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-def analyze(hw_ref, mapping_path, network, style, layer, model, mode, overrides, json_out, csv_out, allow_overflow,
-            max_memory, force) -> None:
+def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool, max_memory: int) -> None:
     """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
     or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
     from accelsim.analytical.estimate import check_analysis_budget
 
-    _check_job_args(mapping_path, network, style)
+    job.check()
     if model == "maestro" and mode != "maestro":
         _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
-    check_outputs({"--json": json_out, "--csv": csv_out}, force)
-    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    out.check()
+    loaded = job.load()
     label = "model of MAESTRO" if model == "maestro" else "analytical model"
-    prov = _provenance("analyze", hw, name, mode, overrides, hw_ref, mapping_path, network, style, label,
-                       {"allow_overflow": allow_overflow})
-    files = ResultFiles(json_out, None if model == "maestro" else csv_out, prov, layer_total_row)
+    prov = _job_provenance("analyze", job, loaded, mode, label, {"allow_overflow": allow_overflow})
+    files = ResultFiles(out.json_out, None if model == "maestro" else out.csv_out, prov, layer_total_row)
     budget = Budget(max_memory_bytes=max_memory)
 
     def check(cm: CompiledMapping) -> None:
         check_analysis_budget(cm, budget, cm.layer.source)
 
-    run = _Run(name, [j.layer.name for j in jobs], False, lambda index, r: files.add_result(r), lambda cm: check(cm),
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], False, lambda index, r: files.add_result(r), check,
                show=False)
-    with _running(run, _stop_files(files, run)), _doing(f"analyzing {name}"):
+    with _running(run, _stop_files(files, run)), _doing(f"analyzing {loaded.name}"):
         if model == "maestro":
-            from accelsim.maestro import analyze_jobs as analyze_maestro, csv_text
+            from accelsim.maestro import analyze_jobs as analyze_maestro
+            from accelsim.maestro import csv_text as maestro_csv_text
 
-            result, analyses = analyze_maestro(name, jobs, hw)
+            result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
             for r in result.layers:
                 files.add_result(r)
-            if csv_out:
-                write_atomic(csv_out, csv_text(analyses))
+            if out.csv_out:
+                write_atomic(out.csv_out, maestro_csv_text(analyses))
         else:
-            result = analyze_jobs(name, jobs, hw, mode, allow_overflow, run, run.check)
+            result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
     click.echo(_header(prov))
     click.echo(_format_table(result))
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
-    for path in (json_out, csv_out):
-        if path:
-            click.echo(f"wrote {path}")
+    for path in out.paths:
+        click.echo(f"wrote {path}")
 
 
 @main.command()
-@_job_inputs("Lint")
-@_set_option
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the findings as JSON.")
-@click.option("--force", is_flag=True, help="Overwrite an existing --json file.")
-def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force) -> None:
+@_job_options("Lint")
+@_json_option("Write the findings as JSON.")
+@_force_option("--json file")
+def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     """Say, for each layer, how MAESTRO's result for this mapping will be wrong: MACs it misses or
     double-counts, outputs inflated by stride, outputs of edge PEs it drops, idle PEs, buffers it
     does not enforce, layers it stops on. Exit status 0: clean, 1: findings, 2: bad input."""
     from accelsim.maestro.lint import lint_file_text, lint_job
 
-    _check_job_args(mapping_path, network, style)
+    job.check()
     check_outputs({"--json": json_out}, force)
-    file_findings = lint_file_text(mapping_path) if mapping_path is not None else []
-    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
-    results = [lint_job(job, hw) for job in jobs]
-    click.echo(f"{name} on {hw.name}: what MAESTRO will get wrong")
+    file_findings = lint_file_text(job.mapping_path) if job.mapping_path is not None else []
+    loaded = job.load()
+    results = [lint_job(j, loaded.hw) for j in loaded.jobs]
+    click.echo(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
     for finding in file_findings:
         click.echo(f"  file: [{finding.kind}] {finding.message}")
     for r in results:
@@ -587,13 +768,14 @@ def lint(hw_ref, mapping_path, network, style, layer, overrides, json_out, force
     flagged = sum(1 for r in results if r.findings)
     click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
     if json_out:
-        write_atomic(json_out, json.dumps({"network": name, "hw": hw.name, "file": [f.__dict__ for f in file_findings],
+        write_atomic(json_out, json.dumps({"network": loaded.name, "hw": loaded.hw.name,
+                                           "file": [f.__dict__ for f in file_findings],
                                            "layers": [r.to_dict() for r in results]}, indent=2))
         click.echo(f"wrote {json_out}")
     sys.exit(1 if count else 0)
 
 
-def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_out, csv_out, force, progress,
+def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: OutputArgs, progress: bool | None,
                        budget: Budget) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
     from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_rows
@@ -602,24 +784,23 @@ def _simulate_scalesim(config_path, topology_path, conflicting: list[str], json_
     from accelsim.scalesim.topology import read_topology
     from accelsim.scalesim.translate import translate
 
-    if config_path is None or topology_path is None:
+    if scalesim.scalesim_config is None or scalesim.topology is None:
         _fail("--scalesim-config and --topology go together: give both (SCALE-Sim's .cfg and topology CSV)")
     if conflicting:
         _fail(f"{', '.join(conflicting)} cannot be combined with --scalesim-config/--topology, which replace "
               f"--hw and --mapping/--network; that path takes only {', '.join(ACCEPTED_OPTIONS)}")
-    check_outputs({"--json": json_out, "--csv": csv_out}, force)
-    config, topology = read_scalesim_config(config_path), read_topology(topology_path)
+    out.check()
+    config, topology = read_scalesim_config(scalesim.scalesim_config), read_topology(scalesim.topology)
     translated = translate(config, topology)
-    hw = translated.hw
-    prov = _provenance("simulate", hw, topology.name, "realistic", (),
-                       files=(("scalesim_config", config_path), ("topology", topology_path)),
+    prov = _provenance("simulate", translated.hw, topology.name, "realistic", (),
+                       files=(("scalesim_config", scalesim.scalesim_config), ("topology", scalesim.topology)),
                        options={"systolic_fold": config.dataflow})
-    files = ResultFiles(json_out, csv_out, prov, _scalesim_total_row)
+    files = ResultFiles(out.json_out, out.csv_out, prov, _scalesim_total_row)
 
     def record(item: ScaleSimLayerResult) -> None:
         files.add(item.to_dict(), scalesim_rows([item])[0], item)
 
-    run = _Run(topology.name, [job.layer.name for job in translated.jobs], progress, lambda index, result: None,
+    run = _Run(topology.name, [j.layer.name for j in translated.jobs], progress, lambda index, result: None,
                _simulation_budget(RunKind(unrolled=True), budget))
     with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
         results = simulate_scalesim(config, topology, record, run, run.check)
@@ -642,10 +823,8 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 
 
 @main.command()
-@_job_inputs("Compare")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hardware field (repeatable).")
+@_job_options("Compare")
+@_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
 @click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
 @click.option("--maestro-csv", type=click.Path(dir_okay=False), help="MAESTRO's result CSV (layers matched by name).")
@@ -654,38 +833,32 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @click.option("--attribution/--no-attribution", default=True, show_default=True,
               help="Split each cycle gap into causes (realistic mode: six more simulations per layer).")
 @click.option("--brief", is_flag=True, help="Only the one-line-per-layer overview and the summary.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the comparison as JSON.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write one row per layer and metric as CSV.")
-@click.option("--allow-overflow", is_flag=True, help="Compare mappings whose tiles do not fit their buffers (warns).")
+@_output_options(_json_option("Write the comparison as JSON."), _csv_option("Write one row per layer and metric as CSV."))
+@_allow_overflow_option("Compare")
 @click.option("--fail-on-disagree", is_flag=True,
               help="Exit with status 1 when a source disagrees with the simulator (for CI gates).")
 @_budget_options
-@click.option("--force", is_flag=True, help="Overwrite existing --json/--csv files.")
-@click.option("--progress/--no-progress", default=None,
-              help="A progress bar within each layer (default: a bar on a terminal, progress lines on stderr "
-                   "otherwise; --no-progress: neither).")
-def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models, maestro_csv, scalesim_report,
-            attribution, brief, json_out, csv_out, allow_overflow, fail_on_disagree, max_steps, max_memory, force,
-            progress) -> None:
+@_progress_option
+def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str | None, scalesim_report: str | None,
+            attribution: bool, brief: bool, out: OutputArgs, allow_overflow: bool, fail_on_disagree: bool,
+            max_steps: int, max_memory: int, progress: bool | None) -> None:
     """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer.
 
     With --fail-on-disagree the exit status is 1 when a source disagrees with the simulator."""
-    _check_job_args(mapping_path, network, style)
-    check_outputs({"--json": json_out, "--csv": csv_out}, force)
+    job.check()
+    out.check()
     if not models and maestro_csv is None and scalesim_report is None:
         models = ("analytical",)
-    hw, name, jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, layer)
+    loaded = job.load()
     network_layers = None  # SCALE-Sim rows are matched by position in the whole network
-    if scalesim_report is not None and layer is not None:
-        all_jobs = _load_jobs(hw_ref, overrides, mapping_path, network, style, None)[2]
-        network_layers = [j.layer.name for j in all_jobs]
+    if scalesim_report is not None and job.layer is not None:
+        network_layers = [j.layer.name for j in job.load(all_layers=True).jobs]
     given = (("maestro_csv", maestro_csv), ("scalesim_report", scalesim_report))
-    prov = _provenance("compare", hw, name, mode, overrides, hw_ref, mapping_path, network, style,
-                       options={"models": ",".join(models), "no_attribution": not attribution,
-                                "allow_overflow": allow_overflow},
-                       files=tuple((role, path) for role, path in given if path is not None))
+    prov = _job_provenance("compare", job, loaded, mode, options={
+        "models": ",".join(models), "no_attribution": not attribution, "allow_overflow": allow_overflow},
+        files=tuple((role, path) for role, path in given if path is not None))
     simulations = 1 + (6 if attribution and mode == "realistic" else 0)
-    run = _Run(name, [j.layer.name for j in jobs], progress, lambda index, result: None,
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, lambda index, result: None,
                _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory)))
     partial: list[Comparison] = []
 
@@ -694,51 +867,83 @@ def compare(hw_ref, mapping_path, network, style, layer, mode, overrides, models
         if stopped_by:
             document["stopped_by"] = stopped_by
             document["stopped_in"] = run.current
-        if json_out:
-            write_atomic(json_out, json.dumps(document, indent=2) + "\n")
-        if csv_out:
+        if out.json_out:
+            write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
+        if out.csv_out:
             columns = {"Status": status, **prov.csv_columns()}
-            write_atomic(csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
+            write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
 
     def progress_so_far(comparison: Comparison) -> None:
         partial[:] = [comparison]
-        write(comparison, "incomplete" if len(comparison.layers) < len(jobs) else "complete")
+        write(comparison, "incomplete" if len(comparison.layers) < len(loaded.jobs) else "complete")
 
     def stop(cause: str) -> list[str]:
         if not partial:
             return []
         write(partial[0], "interrupted", cause)
-        return [path for path in (json_out, csv_out) if path]
+        return out.paths
 
-    with _running(run, stop), _doing(f"comparing {name}"):
-        result = compare_jobs(name, jobs, hw, mode, models, maestro_csv, scalesim_report, network_layers,
-                              allow_overflow, attribution, progress_so_far, run, run.check)
+    with _running(run, stop), _doing(f"comparing {loaded.name}"):
+        result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
+                              network_layers, allow_overflow, attribution, progress_so_far, run, run.check)
     click.echo(_header(prov))
     click.echo(format_comparison(result, detail=not brief))
-    for path in (json_out, csv_out):
-        if path:
-            click.echo(f"wrote {path}")
+    for path in out.paths:
+        click.echo(f"wrote {path}")
     if fail_on_disagree and any(problems for lc in result.layers for problems in lc.exceptions().values()):
         sys.exit(EXIT_FAILED)
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True, help="Preset name or hardware file.")
-@click.option("--network", required=True, help="Bundled network name or network YAML file.")
-@click.option("--style", required=True, type=click.Choice(sorted(STYLES)))
-@_layer_option("Map")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the .m file here (default: stdout).")
-@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-def mapping(hw_ref, network, style, layer, overrides, output, force) -> None:
-    """Write the MAESTRO mapping file a named style produces for a network."""
+@_job_options("Write")
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
+@_force_option("output file")
+def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
+    """Write the mapping a named style produces for a network, or convert a mapping file, as a
+    MAESTRO .m file or a loop-nest YAML file."""
+    from accelsim.mapping.compile import compile_mapping
+    from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
+
+    job.check()
     check_outputs({"--output": output}, force)
-    hw = load_hardware(hw_ref, list(overrides))
-    name, jobs = jobs_from_network(network, style, hw, layer)
-    text = write_maestro(to_maestro(name, jobs))
+    loaded = job.load()
+    if form == "maestro":
+        text = write_maestro(to_maestro(loaded.name, loaded.jobs))
+    else:
+        nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
+                 for j in loaded.jobs]
+        text = write_loopnest(loaded.name, nests)
     if output:
         write_atomic(output, text)
         click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command(name="import-onnx")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the network table (YAML) here (default: stdout).")
+@click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
+@click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
+                                             "skipping them.")
+@_force_option("output file")
+def import_onnx_command(model: str, output: str | None, batch: int | None, strict: bool, force: bool) -> None:
+    """Turn an ONNX model into a network table to read, edit and run with --network."""
+    from accelsim.workload.onnx_import import import_onnx
+    from accelsim.workload.tables import network_yaml
+
+    check_outputs({"--output": output}, force)
+    imported = import_onnx(model, batch, strict)
+    notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
+    text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
+    if imported.skipped:
+        click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
+    if output:
+        write_atomic(output, text)
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
     else:
         click.echo(text, nl=False)
 
@@ -753,8 +958,8 @@ def list_things() -> None:
 
 @main.command()
 @click.option("--hw", "hw_ref", required=True)
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
-def hardware(hw_ref, overrides) -> None:
+@_set_option
+def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
     click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
 
@@ -763,7 +968,7 @@ def hardware(hw_ref, overrides) -> None:
 @click.option("--quick", is_flag=True, help="A smaller scenario (for CI smoke runs).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
-def bench(quick, search_bench) -> None:
+def bench(quick: bool, search_bench: bool) -> None:
     """Run the fixed benchmark scenario and print simulated cycles/s, events/s, peak memory."""
     if search_bench:
         from accelsim.search.bench import run_search_bench
@@ -781,8 +986,8 @@ def bench(quick, search_bench) -> None:
 @click.option("--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
               help="Directory for REPORT.md, results.csv and the PNG plots.")
 @click.option("--quick", is_flag=True, help="Small simulation budget, no SCALE-Sim run (a smoke run).")
-@click.option("--force", is_flag=True, help="Overwrite an existing report.")
-def validate(out_dir, quick, force) -> None:
+@_force_option("report")
+def validate(out_dir: str, quick: bool, force: bool) -> None:
     """Run the papers' scenario sets, paper checks and SCALE-Sim parity; write the report.
     Run from the repository root (it reads validation/scalesim and validation/traces)."""
     import time
@@ -791,9 +996,7 @@ def validate(out_dir, quick, force) -> None:
 
     start = time.perf_counter()
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out_dir}: exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # click has refused a path that is a file
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -806,8 +1009,8 @@ def validate(out_dir, quick, force) -> None:
 @click.option("--bins", default=400, show_default=True, type=click.IntRange(1, 100000),
               help="Time bins per figure.")
 @click.option("--window", metavar="FIRST:LAST", help="Only cycles FIRST to LAST (figure names get _FIRST-LAST).")
-@click.option("--force", is_flag=True, help="Overwrite existing figures.")
-def plot(trace_dir, bins, window, force) -> None:
+@_force_option("figures")
+def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
     """Draw PNG figures (PE utilization, bandwidth, buffers, stalls) of a --trace directory."""
     from accelsim.trace.plot import layer_dirs, plot_layer
 
@@ -815,12 +1018,11 @@ def plot(trace_dir, bins, window, force) -> None:
     if window is not None:
         parts = window.split(":")
         if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-            raise InputError(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
+            _fail(f"--window {window}: expected FIRST:LAST, two cycle numbers such as 0:20000")
         cycles = (int(parts[0]), int(parts[1]))
-    with _doing(f"plotting {trace_dir}"):
-        for layer_dir in layer_dirs(Path(trace_dir)):
-            for path in plot_layer(layer_dir, bins, force, cycles):
-                click.echo(f"wrote {path}")
+    for layer_dir in layer_dirs(Path(trace_dir)):
+        for path in plot_layer(layer_dir, bins, force, cycles):
+            click.echo(f"wrote {path}")
 
 
 @main.command(name="search")
@@ -837,8 +1039,7 @@ def plot(trace_dir, bins, window, force) -> None:
               help="What to minimize: cycles, energy (pJ) or their product.")
 @click.option("--model", default="analytical", show_default=True,
               help="analytical, sim, maestro, or two-stage (analytical screen, the simulator re-ranks --top-k).")
-@click.option("--mode", type=click.Choice(["realistic", "maestro"]), default="realistic", show_default=True,
-              help="Fidelity mode of the models.")
+@_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
 @click.option("--scheduler", metavar="ADDR", help="Score on a Dask cluster, e.g. tcp://host:8786 (instead of --workers).")
@@ -847,13 +1048,16 @@ def plot(trace_dir, bins, window, force) -> None:
 @click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
 @click.option("--min-utilization", type=float, default=0.5, show_default=True,
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--work-budget", type=float, default=None,
+              help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
+                   "default 200000; sim: steps x PEs, default 1000000); candidates above are skipped.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on when stderr is a terminal).")
+@_progress_option
 def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, out_dir, resume,
-                   progress) -> None:
+                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, out_dir,
+                   resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
@@ -865,7 +1069,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
-                                  model, mode, top_k, seed, max_levels, population, min_utilization)
+                                  model, mode, top_k, seed, max_levels, population, min_utilization, work_budget)
         executor = make_executor(workers, scheduler)
         with _search_bar(progress, settings) as advance:
             summary = run_search(settings, Path(out_dir), executor, resume, advance)
@@ -912,11 +1116,7 @@ def _format_search(summary: dict) -> str:
                      fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
                      layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
                      fmt(fidelity.get("regret"), "{:.2%}")))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    lines.append("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    return "\n".join(lines)
+    return "\n".join(lines + [format_table(header, rows)])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -53,7 +53,14 @@ MAPPING_REASONS: dict[str, str] = {
     "l2_overflow": "one level-0 iteration's tiles do not fit L2",
     "no_reduction_network": "a reduction dimension is spread across PEs without a reduction network",
     "unknown_layer": "the mapping file has no layer of that name",
+    "no_directive_equivalent": "a loop-nest mapping that MAESTRO directives cannot express",
+    "no_loopnest_equivalent": "a MAESTRO mapping that a loop nest cannot express",
 }
+
+
+class InputWarning(UserWarning):
+    """Something in the user's input that accelsim left out or changed on purpose (e.g. ONNX
+    nodes it does not simulate); the CLI shows each as one ``warning:`` line."""
 
 
 class ResourceError(Exception):

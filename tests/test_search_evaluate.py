@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -65,8 +67,9 @@ def test_legality_reason_of_crafted_bad_candidate(reason):
 
 
 def test_every_mapping_reason_is_exercised():
-    """A new reason code needs a crafted case above (``unknown_layer`` is about files)."""
-    assert set(BAD) == set(MAPPING_REASONS) - {"unknown_layer"}
+    """A new reason code needs a crafted case above (``unknown_layer`` is about files; the
+    ``no_*_equivalent`` codes about converting a mapping between the MAESTRO and loop-nest forms)."""
+    assert set(BAD) == set(MAPPING_REASONS) - {"unknown_layer", "no_directive_equivalent", "no_loopnest_equivalent"}
 
 
 def test_syntax_error_in_dataflow_text_is_a_row():
@@ -226,3 +229,28 @@ def test_dask_local_cluster_gives_identical_results():
             remote = ev.evaluate(_candidates())
     columns = [c for c in COLUMNS if c != "wall_seconds"]
     assert serial[columns].equals(remote[columns])
+
+
+def test_loop_nest_candidates():
+    """A Timeloop-style loop nest is scored like the directives it converts to (one schedule);
+    a nest the converter refuses is an illegal row with the converter's reason."""
+    from dataclasses import replace
+
+    from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
+    from accelsim.search import dataflow_text
+
+    _, nests = load_loopnest(Path(__file__).resolve().parents[1] / "examples" / "timeloop_style.yaml")
+    nest = nests[0]
+    with Evaluator("eyeriss_like", nest.layer) as ev:
+        frame = ev.evaluate([nest, loopnest_dataflow(nest, 168)])
+    assert frame["encoding"].tolist() == ["loopnest", "directives"]
+    assert frame["key"].nunique() == 1 and frame["status"].tolist() == ["ok", "ok"]
+    assert frame["dataflow"].iloc[0] == dataflow_text(loopnest_dataflow(nest, 168))
+    assert frame["candidate"].iloc[0].startswith("DRAM:temporal[")
+    # factors of R that do not cover it: refused as coverage, a row and no exception
+    entries = list(nest.entries)
+    l1 = entries[-1]
+    entries[-1] = replace(l1, factors={**l1.factors, "R": 2})
+    with Evaluator("eyeriss_like", nest.layer) as ev:
+        row = ev.evaluate([replace(nest, entries=tuple(entries))]).iloc[0]
+    assert (row.status, row.reason) == ("illegal", "coverage") and "factors of R" in row.message

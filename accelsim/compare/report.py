@@ -8,6 +8,7 @@ from accelsim.compare.attribution import PARTS
 from accelsim.compare.metrics import COUNT_METRICS, CYCLE_TOLERANCE, METRICS, format_error, relative_error
 from accelsim.compare.ladder import RUNGS, Ladder
 from accelsim.compare.run import Comparison, LayerComparison
+from accelsim.text_table import table_lines
 
 AGREEMENT = f"every count exact, cycles within {100 * CYCLE_TOLERANCE:g}%"
 
@@ -23,12 +24,6 @@ def _error(reference: float, v: float) -> str:
 def _shown(lc: LayerComparison) -> list[str]:
     """Metrics at least one source reports (the simulator reports all)."""
     return [m for m in METRICS if any(m in s for s in lc.sources.values())]
-
-
-def _align(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-            for r in rows]
 
 
 def _signed(v: float) -> str:
@@ -47,7 +42,7 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
             m = lc.sources[s]
             row += [_value(m[metric]), _error(ref, m[metric])] if metric in m else ["-", ""]
         rows.append(row)
-    lines = [f"{lc.layer} ({lc.op})"] + ["  " + line for line in _align(rows)]
+    lines = [f"{lc.layer} ({lc.op})"] + ["  " + line for line in table_lines(rows)]
     for s, found in lc.exceptions().items():
         verdict = "agrees" if not found else f"{len(found)} exception(s): " + ", ".join(found)
         lines.append(f"  {s}: {verdict}")
@@ -69,7 +64,7 @@ def format_ladder(walk: Ladder, mode: str) -> list[str]:
     for r in walk.rungs:
         share = f"{100 * r.part / walk.gap:.1f}%" if walk.gap and r.part else ""
         rows.append([r.name, f"{r.cycles:,}", _signed(r.part), share])
-    return lines + ["    " + line for line in _align(rows)]
+    return lines + ["    " + line for line in table_lines(rows)]
 
 
 def format_overview(comp: Comparison) -> list[str]:
@@ -86,7 +81,7 @@ def format_overview(comp: Comparison) -> list[str]:
             row += [_value(m["cycles"]), _error(lc.simulator["cycles"], m["cycles"])] if "cycles" in m else ["-", ""]
             row += [f"{exact}/{len(counts)}", "no" if found[s] else "yes"]
         rows.append(row)
-    return ["  " + line for line in _align(rows)]
+    return ["  " + line for line in table_lines(rows)]
 
 
 def format_comparison(comp: Comparison, detail: bool = True) -> str:

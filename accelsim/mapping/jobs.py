@@ -6,12 +6,13 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, NoReturn, Sequence
 
 from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import BufferOverflow, CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
 from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
 from accelsim.mapping.styles import style_mapping
@@ -67,15 +68,31 @@ def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, 
     return mf.network or Path(path).stem, jobs
 
 
+def jobs_from_loopnest(path: str | Path, num_pes: int, layer: str | None = None) -> tuple[str, list[Job]]:
+    """(network name, jobs) of a loop-nest mapping file (see :mod:`accelsim.mapping.loopnest_format`)
+    on an array of ``num_pes`` PEs, optionally one layer only."""
+    name, layers = load_loopnest(path)
+    if layer is not None:
+        layers = [nl for nl in layers if nl.layer.name == layer] or _no_layer(layer, [nl.layer.name for nl in layers],
+                                                                             str(path))
+    return name, [Job(nl.layer, tuple(loopnest_dataflow(nl, num_pes)), str(path)) for nl in layers]
+
+
+def jobs_from_mapping_file(path: str | Path, num_pes: int, layer: str | None = None) -> tuple[str, list[Job]]:
+    """``--mapping``: a loop-nest file (``.yaml``/``.yml``) or a MAESTRO ``.m`` file (any other name)."""
+    if str(path).lower().endswith((".yaml", ".yml")):
+        return jobs_from_loopnest(path, num_pes, layer)
+    return jobs_from_maestro(path, layer)
+
+
+def _no_layer(layer: str, names: Sequence[str], path: str) -> NoReturn:
+    raise MappingError(f"no layer {layer!r}; layers are: " + ", ".join(names), source=path, reason="unknown_layer")
+
+
 def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLayer]:
     if layer is None:
         return mf.layers
-    chosen = [ml for ml in mf.layers if ml.name == layer]
-    if not chosen:
-        raise MappingError(
-            f"no layer {layer!r}; layers are: " + ", ".join(ml.name for ml in mf.layers), source=path,
-            reason="unknown_layer")
-    return chosen
+    return [ml for ml in mf.layers if ml.name == layer] or _no_layer(layer, [ml.name for ml in mf.layers], path)
 
 
 def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | None = None) -> tuple[str, list[Job]]:

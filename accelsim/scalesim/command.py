@@ -8,6 +8,7 @@ from typing import Any
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.run import ScaleSimLayerResult
 from accelsim.scalesim.topology import ScaleSimTopology
+from accelsim.text_table import format_table
 
 # options of ``simulate`` that this path takes; the others belong to --hw runs
 ACCEPTED_OPTIONS = ("--json", "--csv", "--force", "--progress", "--max-steps", "--max-memory")
@@ -26,16 +27,12 @@ def format_scalesim_table(config: ScaleSimConfig, topology: ScaleSimTopology,
                  ("compute_cycles", "stall_cycles_total", "prefetch_stall_cycles", "run_stall_cycles", "tail_stall_cycles")]
         rows.append(("", "TOTAL", "", "", "", "", f"{sum(r.result.cycles for r in results):,}",
                      *(f"{v:,}" for v in total), ""))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = [f"{topology.name} ({topology.form} topology) on SCALE-Sim config {config.run_name}: "
+    return "\n".join([f"{topology.name} ({topology.form} topology) on SCALE-Sim config {config.run_name}: "
              f"{config.array_rows}x{config.array_cols} {config.dataflow}, SRAM {config.ifmap_sram_kb}/"
              f"{config.filter_sram_kb}/{config.ofmap_sram_kb} kB, {config.bandwidth_mode} DRAM bandwidth "
              f"{config.ifmap_dram_bandwidth_words_per_cycle}/{config.filter_dram_bandwidth_words_per_cycle}/"
              f"{config.ofmap_dram_bandwidth_words_per_cycle} words/cycle",
-             "  ".join(h.ljust(w) if i == 1 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-    for row in rows:
-        lines.append("  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
-    return "\n".join(lines)
+             format_table(header, rows, left=(1,))])
 
 
 def scalesim_rows(results: list[ScaleSimLayerResult]) -> list[dict[str, Any]]:

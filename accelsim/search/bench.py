@@ -1,7 +1,7 @@
 """``accelsim bench --search``: how fast candidates are screened, and how well workers scale.
 
-Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeriss_like``, a fixed
-set of random genomes of the layer's default search space (seeded), scored by the analytical
+Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeriss_like``, the
+mappings the five named styles give it (scored in this process), then a fixed set of random genomes of the layer's default search space (seeded), scored by the analytical
 model in realistic mode, as a search would screen them: first in this process (one core), then
 by two local worker processes, then by a Dask LocalCluster of two single-threaded workers when
 ``distributed`` is installed. Figures: candidates per second (every candidate, legal or not: a
@@ -42,6 +42,26 @@ def _candidates(per_layer: int, quick: bool) -> list[tuple]:
     return out
 
 
+def _style_work(quick: bool) -> list[tuple]:
+    """Per layer, the mappings the five named styles give it (those that map it)."""
+    from accelsim.errors import InputError
+    from accelsim.mapping.styles import STYLES, style_mapping
+
+    hw = load_hardware("eyeriss_like")
+    out = []
+    for layer in load_network("marvel15").layers:
+        if quick and layer.name not in QUICK_LAYERS:
+            continue
+        mappings = []
+        for style in STYLES:
+            try:
+                mappings.append(style_mapping(style, layer, hw))
+            except InputError:
+                continue
+        out.append((layer, mappings))
+    return out
+
+
 def _score(work: list[tuple], executor: Executor) -> tuple[float, pd.DataFrame]:
     hw = load_hardware("eyeriss_like")
     frames = []
@@ -58,6 +78,10 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
     n = sum(len(genomes) for _, genomes in work)
     yield (f"screening {n} random genomes of {len(work)} marvel15 layers on eyeriss_like (analytical, realistic); "
            f"load average {os.getloadavg()[0]:.1f}")
+    styles = _style_work(quick)
+    styles_wall, _ = _score(styles, InProcess())
+    count = sum(len(mappings) for _, mappings in styles)
+    yield f"the five named styles' mappings ({count}): {count / styles_wall:,.1f} candidates/s in 1 process"
     one_wall, one = _score(work, InProcess())
     runs = int((one["status"] == "ok").sum())
     yield (f"1 process: {one_wall:.1f} s, {n / one_wall:,.1f} candidates/s, {runs / one_wall:,.1f} model runs/s "

@@ -1,8 +1,10 @@
 """Candidates a mapper hands the evaluator, their text, and their canonical form.
 
 A candidate is a MAESTRO directive list (``MapDirective``/``ClusterDirective`` objects, or the
-text of a ``Dataflow`` block: ``"SpatialMap(1,1) K; TemporalMap(64,64) C; Cluster(64,P); ..."``)
-or a GAMMA-style :class:`~accelsim.search.genome.Genome`. Each is *encoded* as its kind, one line
+text of a ``Dataflow`` block: ``"SpatialMap(1,1) K; TemporalMap(64,64) C; Cluster(64,P); ..."``),
+a GAMMA-style :class:`~accelsim.search.genome.Genome`, or a loop nest
+(:class:`~accelsim.mapping.loopnest_format.NestLayer`, Timeloop-style factors and permutations per
+storage level, as ``parse_loopnest`` reads them). Each is *encoded* as its kind, one line
 of text and the directives it stands for.
 
 Two candidates that compile to the same schedule (same levels, windows and loops: input windows
@@ -27,11 +29,12 @@ from accelsim.mapping.ast import (
 )
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job, to_maestro
+from accelsim.mapping.loopnest_format import NestLayer, loopnest_dataflow
 from accelsim.mapping.maestro_format import parse_maestro, write_maestro
 from accelsim.search.genome import Genome
 from accelsim.workload.ops import Layer
 
-Candidate = Genome | Sequence[Directive] | str
+Candidate = Genome | NestLayer | Sequence[Directive] | str
 
 
 @dataclass(frozen=True)
@@ -76,17 +79,34 @@ def parse_dataflow(text: str, layer: Layer) -> tuple[Directive, ...]:
     return tuple(layer_block.dataflow)
 
 
-def encode(candidate: Candidate, layer: Layer) -> Encoded:
-    """The kind, text and directives of a candidate (InputError for something else)."""
+def loopnest_text(nest: NestLayer) -> str:
+    """One line per loop nest: each entry, outermost first, as ``TARGET:kind[D=factor ...]``
+    (loops above 1, outermost first) with ``/fanout`` where one is given."""
+    parts = []
+    for e in nest.entries:
+        loops = " ".join(f"{d}={f}" for d, f in e.loops())
+        parts.append(f"{e.target}:{e.kind}[{loops}]" + (f"/{e.fanout}" if e.fanout is not None else ""))
+    return " ".join(parts)
+
+
+def encode(candidate: Candidate, layer: Layer, num_pes: int) -> Encoded:
+    """The kind, text and directives of a candidate on ``num_pes`` PEs (InputError for something
+    else, MappingError for a loop nest that directives cannot express or that is of another
+    layer)."""
     if isinstance(candidate, Genome):
         return Encoded("genome", candidate.text(), candidate.directives())
+    if isinstance(candidate, NestLayer):
+        if candidate.layer.loop_nest().dims != layer.loop_nest().dims:
+            raise MappingError(f"the loop nest is of layer {candidate.layer.name!r}, whose loop dimensions "
+                               f"differ from {layer.name!r}'s", reason="unknown_dim")
+        return Encoded("loopnest", loopnest_text(candidate), tuple(loopnest_dataflow(candidate, num_pes)))
     if isinstance(candidate, str):
         dataflow = parse_dataflow(candidate, layer)
         return Encoded("directives", dataflow_text(dataflow), dataflow)
     dataflow = tuple(candidate)
     if not all(isinstance(d, (MapDirective, ClusterDirective)) for d in dataflow):
-        raise InputError(f"a candidate is a Genome, a list of MapDirective/ClusterDirective or a "
-                         f"Dataflow text; got {type(candidate).__name__}")
+        raise InputError(f"a candidate is a Genome, a NestLayer, a list of MapDirective/ClusterDirective or "
+                         f"a Dataflow text; got {type(candidate).__name__}")
     return Encoded("directives", dataflow_text(dataflow), dataflow)
 
 

@@ -2,9 +2,9 @@
 
     from accelsim.search import Evaluator
     with Evaluator("eyeriss_like", layer, model="analytical", objective="latency") as ev:
-        frame = ev.evaluate(candidates)          # directive lists, Dataflow texts or Genomes
+        frame = ev.evaluate(candidates)   # directive lists, Dataflow texts, Genomes or loop nests
 
-Each row holds the candidate (``encoding``, ``candidate`` text, the ``dataflow`` it decodes to as
+Each row holds the candidate (``encoding``: ``directives``, ``genome`` or ``loopnest``; its ``candidate`` text, the ``dataflow`` it decodes to as
 MAESTRO directives, canonical ``key``), its legality
 (``status``: ``ok``, ``illegal``, ``skipped`` or ``error``; ``reason``: a code such as
 ``l1_overflow``; ``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
@@ -30,16 +30,18 @@ from typing import Any, Self
 
 import pandas as pd
 
-from accelsim.errors import InputError
+from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
+from accelsim.mapping.loopnest_format import NestLayer
 from accelsim.model_options import check_mode
 from accelsim.search.candidates import (
     Candidate,
     Encoded,
     dataflow_text,
     encode,
+    loopnest_text,
     text_key,
     written_key,
 )
@@ -146,7 +148,11 @@ class Evaluator:
     # ----------------------------------------------------------------------------------------
     def _check(self, candidate: Candidate) -> tuple[Encoded, Legality]:
         try:
-            enc = encode(candidate, self.layer)
+            enc = encode(candidate, self.layer, self.hw.num_pes)
+        except MappingError as exc:  # a loop nest without a directive equivalent
+            text = loopnest_text(candidate) if isinstance(candidate, NestLayer) else repr(candidate)
+            return Encoded("loopnest", text, ()), Legality("illegal", exc.reason or "invalid", exc.detail,
+                                                           text_key(text), None)
         except InputError as exc:
             text = candidate if isinstance(candidate, str) else repr(candidate)
             enc = Encoded("directives", text, ())
@@ -166,11 +172,13 @@ class Evaluator:
         return enc, legality
 
     def _score(self, pending: dict[str, tuple[Directive, ...]]) -> None:
-        """Score the pending schedules on the executor, a few batches per worker."""
+        """Score the pending schedules on the executor, in batches."""
         if not pending:
             return
         keys = list(pending)
-        parts = min(len(keys), self.executor.workers * 4 if self.executor.workers > 1 else 1)
+        # many small batches: candidates cost from microseconds to seconds, so workers balance
+        # by taking the next batch when done
+        parts = min(len(keys), self.executor.workers * 16 if self.executor.workers > 1 else 1)
         bounds = [len(keys) * i // parts for i in range(parts + 1)]
         batches = [keys[a:b] for a, b in pairwise(bounds)]
         results = self.executor.map_batches(self.task, [[pending[k] for k in batch] for batch in batches])

@@ -71,6 +71,7 @@ class SearchSettings:
     max_levels: int = 3
     population: int = 50
     min_utilization: float = 0.5
+    work_budget: float | None = None  # per candidate, for the scoring model; None: its default
 
     def __post_init__(self) -> None:
         if (self.network is None) == (self.mapping is None):
@@ -84,7 +85,9 @@ class SearchSettings:
                   (self.top_k >= 1, f"--top-k must be at least 1, got {self.top_k}"),
                   (1 <= self.max_levels <= 3, f"--max-levels must be 1, 2 or 3, got {self.max_levels}"),
                   (self.population >= 2, f"--population must be at least 2, got {self.population}"),
-                  (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}")]
+                  (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}"),
+                  (self.work_budget is None or self.work_budget > 0,
+                   f"--work-budget must be positive, got {self.work_budget}")]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
@@ -156,7 +159,8 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         start = time.perf_counter()
         mine = stored[stored["layer"] == layer.name]
         space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
-        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor) as ev:
+        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
+                       work_budget=settings.work_budget) as ev:
             saved = mine[mine["model"] == screen]
             ev.preload(saved)
             saver = _Saver(directory, set(saved["key"]), progress, True)
@@ -169,7 +173,9 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
                 sim.preload(saved)
                 reranking = rerank(found.frame, sim, settings.top_k,
                                    _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else found.best
+        best = best_row(reranking.frame) if reranking is not None else None
+        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+            best = found.best
         frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
         summary["layers"].append(_layer_summary(layer, found, reranking, best, screen_seconds,
                                                 time.perf_counter() - start))

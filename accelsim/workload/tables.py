@@ -25,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from accelsim.errors import InputError
 from accelsim.input_files import load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
@@ -61,6 +63,8 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     bundled name wins over a file of the same name in the working directory.
     """
     text_arg = os.fspath(name_or_path)
+    if text_arg.lower().endswith(".onnx"):
+        return _load_onnx(text_arg)
     is_path = (
         not isinstance(name_or_path, str)
         or "/" in text_arg
@@ -83,6 +87,52 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
             )
     path = Path(text_arg)
     return _parse(read_text(path, "network file"), str(path), path.stem)
+
+
+def _load_onnx(path: str) -> Network:
+    """An ONNX model at its own batch size; the nodes it skips are announced once as an
+    :class:`~accelsim.errors.InputWarning` (``accelsim import-onnx`` offers --batch and --strict)."""
+    import warnings
+
+    from accelsim.errors import InputWarning
+    from accelsim.workload.onnx_import import import_onnx
+
+    imported = import_onnx(path)
+    if imported.skipped:
+        warnings.warn(f"{path}: {imported.skipped_summary()}", InputWarning, stacklevel=3)
+    return imported.network
+
+
+def network_yaml(network: Network, source: str | None = None, notes: str | None = None) -> str:
+    """The table file of ``network`` (loadable with :func:`load_network`): one flow-style line per
+    layer with its type, the sizes that differ from the operator's defaults, and its strides."""
+    lines = [f"name: {yaml_scalar(network.name)}"]
+    for key, value in (("source", source), ("notes", notes)):
+        if value:
+            lines.append(f"{key}: {yaml_scalar(value)}")
+    lines.append("layers:")
+    lines += ["  - {" + ", ".join(layer_fields(layer)) + "}" for layer in network.layers]
+    return "\n".join(lines) + "\n"
+
+
+def layer_fields(layer: Layer) -> list[str]:
+    """A layer as the ``key: value`` fields of a table entry: name, type, the sizes that differ
+    from the operator's defaults, and its strides where they are not 1."""
+    spec = operator(layer.op)
+    fields = [f"name: {yaml_scalar(layer.name)}", f"type: {layer.op.value}"]
+    fields += [f"{dim}: {layer.sizes[dim]}" for dim, default in spec.dims.items() if layer.sizes[dim] != default]
+    if spec.windows:
+        if layer.stride_y == layer.stride_x != 1:
+            fields.append(f"stride: {layer.stride_y}")
+        elif layer.stride_y != layer.stride_x:
+            fields.append(f"stride_y: {layer.stride_y}, stride_x: {layer.stride_x}")
+    return fields
+
+
+def yaml_scalar(text: str) -> str:
+    """``text`` as a YAML scalar, quoted where a plain one would change it (also inside a flow
+    mapping, where commas and braces are syntax)."""
+    return yaml.safe_dump({"k": text}, default_flow_style=True, width=1 << 30, allow_unicode=True).strip()[4:-1]
 
 
 # ----- parsing and validation ----------------------------------------------------------------
@@ -134,6 +184,13 @@ def _parse(text: str, label: str, default_name: str) -> Network:
         first_index[layer.name] = i
         layers.append(layer)
     return Network(name=name, layers=tuple(layers), source=label)
+
+
+def layer_from_entry(entry: Any, index: int, label: str, line: int | None = None,
+                     field_lines: dict[str, int] | None = None) -> Layer:
+    """One layer written as a table's ``layers`` entry (``{name, type, sizes..., stride}``),
+    checked the same way; other formats (loop-nest mapping files) describe their problem so."""
+    return _parse_layer(entry, index, label, line, field_lines or {})
 
 
 def _is_pos_int(value: Any) -> bool:
