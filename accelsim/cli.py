@@ -1,30 +1,37 @@
 """The ``accelsim`` command.
 
-User mistakes (bad files, flags, mappings that do not fit) print one ``error:`` line naming
-the file, line or field and exit with status 2; no traceback. They take one path: a command
-calls :func:`_fail` or lets an InputError rise, and the group turns either into a
-:class:`UserError`. Options several commands take are declared once below; related options
-reach a command as one record (:class:`JobArgs`, :class:`OutputArgs`, ...).
+Every failure takes one path, the group's (:class:`_Accelsim`), and prints one ``error:`` line
+with a documented exit status (README, "Limits and exit codes"): a mistake in an input, an
+option or an output path (a command calls :func:`_fail` or lets an InputError rise) exits with
+2; a run over its budget or out of memory or disk with 3; Ctrl-C and SIGTERM with 130 and 143,
+after writing every finished layer; a bug in accelsim with 70. A functional mismatch (and
+``compare --fail-on-disagree`` finding a disagreement) exits with 1. Never a traceback
+(``ACCELSIM_TRACEBACK=1`` shows one for a bug). Options several commands take are declared
+once below; related options reach a command as one record (:class:`JobArgs`, :class:`OutputArgs`,
+...).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
+import errno
 import functools
 import json
+import os
+import signal
 import sys
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, NoReturn, Sequence
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar
 
 import click
 
 from accelsim import __version__
 from accelsim.api import (
     OverflowWarning,
+    RunObserver,
     analyze_jobs,
     jobs_from_mapping_file,
     jobs_from_network,
@@ -32,6 +39,7 @@ from accelsim.api import (
     run_jobs_functional,
     to_maestro,
 )
+from accelsim.budget import DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, format_bytes, format_seconds, parse_size
 from accelsim.compare import (
     MODELS,
     compare_jobs,
@@ -39,21 +47,40 @@ from accelsim.compare import (
     comparison_rows,
     format_comparison,
 )
-from accelsim.errors import InputError, InputWarning
+from accelsim.compare.run import Comparison
+from accelsim.errors import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_RESOURCES,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    InputError,
+    InputWarning,
+    ResourceError,
+)
 from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.model_options import MODES, Mode
-from accelsim.results import NetworkResult, write_json
+from accelsim.output_files import check_outputs, clear_trace_dir, write_atomic
+from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
+from accelsim.progress import ProgressDisplay, choose_style
+from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
+from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
 from accelsim.text_table import format_table
-from accelsim.workload.tables import available_networks
+from accelsim.workload.tables import available_networks, load_network
 
-EXIT_USER_ERROR = 2
+EXIT_USER_ERROR = EXIT_INPUT
+# errno values that mean the machine ran out of room, not that a path is wrong
+_OUT_OF_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENOMEM, errno.EIO}
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]  # what click.option returns
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class UserError(click.ClickException):
@@ -71,10 +98,45 @@ def _fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+def _error(message: str, status: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(status)
+
+
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived during a run (a BaseException, so no ``except Exception``
+    swallows it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signal_name = signal.Signals(signum).name
+        self.status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into :class:`Stopped` while a run is going (outside the main
+    thread, where handlers cannot be set, nothing changes)."""
+    def stop(signum: int, frame: Any) -> None:
+        raise Stopped(signum)
+
+    try:
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:
+        previous = {}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 class _Accelsim(click.Group):
     """The ``accelsim`` group: the one error path and the one warning path. An InputError raised
     anywhere in a command (a bad file, field, mapping or option value) leaves it as a
-    :class:`UserError`; a warning (OverflowWarning, InputWarning) is one ``warning:`` line."""
+    :class:`UserError` (exit 2); a usage mistake is one ``error:`` line (2); a ResourceError or
+    MemoryError exits with 3, a stop by SIGINT/SIGTERM with 130/143, an unexpected exception (a
+    bug) with 70; a warning (OverflowWarning, InputWarning) is one ``warning:`` line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -82,6 +144,63 @@ class _Accelsim(click.Group):
                 return super().invoke(ctx)
         except InputError as exc:
             raise UserError(str(exc)) from None
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _ACTIVITY.clear()
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except UserError as exc:
+            _error(exc.format_message(), exc.exit_code)
+        except click.UsageError as exc:
+            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+            help_hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            _error(f"{where}{exc.format_message()}{help_hint}", EXIT_INPUT)
+        except click.ClickException as exc:
+            _error(exc.format_message(), EXIT_INPUT)
+        except (click.Abort, KeyboardInterrupt):
+            _error("interrupted", EXIT_SIGINT)
+        except Stopped as exc:
+            _error(f"stopped by {exc.signal_name}", exc.status)
+        except InputError as exc:
+            _error(str(exc), EXIT_INPUT)
+        except ResourceError as exc:
+            _error(str(exc), EXIT_RESOURCES)
+        except MemoryError as exc:
+            _error(f"out of memory{_activity_text()}{f' ({exc})' if str(exc) else ''}; try a smaller layer, "
+                   "--max-memory to be refused before running out, or `accelsim analyze`", EXIT_RESOURCES)
+        except BrokenPipeError:
+            os._exit(141)  # the reader of our output went away (e.g. `| head`); nothing to say
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            _error(f"{where}{exc.strerror or exc}", EXIT_RESOURCES if exc.errno in _OUT_OF_ROOM else EXIT_INPUT)
+        except RecursionError:
+            _error(f"an input is nested too deeply{_activity_text()}", EXIT_INPUT)
+        except Exception as exc:  # noqa: BLE001 - the last resort: a bug, reported in one line
+            if os.environ.get("ACCELSIM_TRACEBACK"):
+                raise
+            _error(f"internal error (a bug in accelsim {__version__}){_activity_text()}: "
+                   f"{type(exc).__name__}: {exc}; please report it (ACCELSIM_TRACEBACK=1 shows where)",
+                   EXIT_INTERNAL)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+_ACTIVITY: list[str] = []  # what the command is doing, for a MemoryError or internal error message
+
+
+def _activity_text() -> str:
+    return f" while {_ACTIVITY[-1]}" if _ACTIVITY else ""
+
+
+@contextmanager
+def _doing(what: str) -> Iterator[None]:
+    """Name what the command does (for the message of an error it cannot foresee; kept when
+    one escapes, so the error path can say it)."""
+    _ACTIVITY.append(what)
+    yield
+    _ACTIVITY.pop()
 
 
 # ----- options, declared once -------------------------------------------------------------------
@@ -114,7 +233,43 @@ def _record(cls: type, param: str, *options: Decorator) -> Decorator:
 _set_option = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                            help="Override a hardware field, e.g. --set l2.size_bytes=65536 (repeatable).")
 _progress_option = click.option("--progress/--no-progress", default=None,
-                                help="Progress bar (default: on when stderr is a terminal).")
+                                help="A progress bar within each layer (default: a bar on a terminal, progress "
+                                     "lines on stderr otherwise; --no-progress: neither).")
+
+
+def _layer_option(verb: str) -> Callable[[F], F]:
+    """``--layer NAME``, refused when given twice (click would keep the last silently)."""
+    def one(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+        if len(values) > 1:
+            raise click.BadParameter(f"given {len(values)} times ({', '.join(values)}); give it once "
+                                     "(or leave it out for every layer)")
+        return values[0] if values else None
+
+    return click.option("--layer", multiple=True, callback=one, help=f"{verb} only this layer.")
+
+
+def _max_memory_option(command: F) -> F:
+    """``--max-memory SIZE``: refuse a layer whose estimated peak memory is larger."""
+    def memory(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
+        if value is None:
+            return 0
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option("--max-memory", metavar="SIZE", callback=memory,
+                        help="Refuse a layer whose estimated peak memory is larger (e.g. 8G; default: three "
+                             "quarters of this machine's memory).")(command)
+
+
+def _budget_options(command: F) -> F:
+    """``--max-steps`` and ``--max-memory``: the budget one layer's simulation may spend."""
+    command = _max_memory_option(command)
+    return click.option("--max-steps", type=click.IntRange(1), default=None,
+                        help=f"Refuse a layer with more simulated steps (its estimate is printed; default "
+                             f"{DEFAULT_MAX_STEPS:,}, or {DEFAULT_MAX_STEPS_UNWARPED:,} when every step's events "
+                             "run: --trace, --per-pe, --functional).")(command)
 
 
 def _json_option(help: str = "Write per-layer results as a JSON list.") -> Decorator:
@@ -188,7 +343,7 @@ def _job_options(verb: str, hw_required: bool = True) -> Decorator:
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
-        click.option("--layer", help=f"{verb} only this layer."),
+        _layer_option(verb),
         _set_option,
     )
 
@@ -201,9 +356,13 @@ class OutputArgs:
     csv_out: str | None
     force: bool
 
-    def check(self) -> None:
-        _check_output(self.json_out, self.force)
-        _check_output(self.csv_out, self.force)
+    def check(self, directories: dict[str, str | None] | None = None) -> None:
+        """Every output path, before any work (see :func:`accelsim.output_files.check_outputs`)."""
+        check_outputs({"--json": self.json_out, "--csv": self.csv_out}, self.force, directories)
+
+    @property
+    def paths(self) -> list[str]:
+        return [p for p in (self.json_out, self.csv_out) if p is not None]
 
 
 def _output_options(json_option: Decorator | None = None, csv_option: Decorator | None = None,
@@ -211,17 +370,6 @@ def _output_options(json_option: Decorator | None = None, csv_option: Decorator 
     """--json, --csv (default: per-layer results) and --force as one :class:`OutputArgs` ``out``."""
     return _record(OutputArgs, "out", json_option or _json_option(), csv_option or _csv_option(),
                    _force_option(force_what))
-
-
-def _check_output(path: str | None, force: bool) -> None:
-    """Refuse to overwrite an existing file unless --force."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.exists() and not force:
-        _fail(f"{path}: already exists; choose another name or pass --force to overwrite it")
-    if not p.parent.exists():
-        _fail(f"{path}: directory {p.parent} does not exist")
 
 
 def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, network: str | None,
@@ -236,32 +384,6 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
 
 
 @contextmanager
-def _progress_bar(progress: bool | None, total_layers: int, name: str) -> Iterator[Callable[[Any], None] | None]:
-    """A tqdm bar over layers on stderr (default: when stderr is a terminal): yields the
-    per-layer callback that advances it, or None when no bar is shown."""
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show or total_layers <= 1:
-        yield None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total_layers, unit="layer", file=sys.stderr, desc=name) as bar:
-        def advance(done: Any) -> None:
-            bar.update(1)
-
-        yield advance
-
-
-def _write_csv(rows: list[dict[str, Any]], path: str) -> None:
-    """Rows (dicts with the same keys) as a CSV file with a header line."""
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    click.echo(f"wrote {path}")
-
-
-@contextmanager
 def _warning_lines() -> Iterator[None]:
     """Show every OverflowWarning (--allow-overflow) and InputWarning (e.g. ONNX nodes left out)
     as one ``warning:`` line on stderr."""
@@ -270,6 +392,147 @@ def _warning_lines() -> Iterator[None]:
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
         yield
+
+
+class _Run(RunObserver):
+    """One command's run of the layers ``names``: the up-front budget check of each compiled
+    layer (with ``checker``), the progress display, the result of each finished layer handed
+    to ``record``, and the layer going on or next (for a stop)."""
+
+    def __init__(self, name: str, names: list[str], progress: bool | None,
+                 record: Callable[[int, LayerResult], None],
+                 checker: Callable[[CompiledMapping], LayerEstimate | None], show: bool = True,
+                 before_first: Callable[[], None] | None = None):
+        style = choose_style(progress, sys.stderr) if show else "off"
+        heartbeat = float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
+        self.display = ProgressDisplay(name, len(names), style, heartbeat_seconds=heartbeat)
+        self.name = name
+        self.names = names
+        self.layers = len(names)
+        self.record = record
+        self.checker = checker
+        self.before_first = before_first
+        self.estimates: list[LayerEstimate | None] = []
+        self.finished = 0
+
+    @property
+    def current(self) -> str | None:
+        """The layer running, or the next one between two layers (None once all have run)."""
+        return self.names[self.finished] if self.finished < self.layers else None
+
+    def check(self, cm: CompiledMapping) -> None:
+        self.estimates.append(self.checker(cm))
+
+    def layer_started(self, index: int, cm: CompiledMapping) -> None:
+        if index == 0:
+            self._announce()
+            if self.before_first is not None:
+                self.before_first()
+        estimate = self.estimates[index] if index < len(self.estimates) else None
+        self.display.layer_started(index, cm.layer.name, cm.steps, estimate.describe() if estimate else "",
+                                   estimate.wall_seconds if estimate else 0.0)
+
+    def steps(self, steps_done: int, steps_total: int) -> None:
+        self.display.steps(steps_done, steps_total)
+
+    def layer_finished(self, index: int, result: LayerResult) -> None:
+        self.display.layer_finished(f"{result.cycles:,} cycles")
+        self.record(index, result)
+        self.finished += 1
+
+    def _announce(self) -> None:
+        """Before a long run: its estimated time and the largest layer's memory."""
+        known = [e for e in self.estimates if e is not None]
+        seconds = sum(e.wall_seconds for e in known)
+        if self.display.style == "off" or seconds < 10:
+            return
+        peak = max(known, key=lambda e: e.peak_bytes)
+        click.echo(f"accelsim: {self.name}: {self.layers} layer(s), about {format_seconds(seconds)} in all "
+                   f"(estimate; the most memory: {peak.layer}, {format_bytes(peak.peak_bytes)})", err=True)
+
+
+def _simulation_budget(kind: RunKind, budget: Budget) -> Callable[[CompiledMapping], LayerEstimate]:
+    """The up-front check of each layer of a simulation: its estimate, refused over ``budget``."""
+    def check(cm: CompiledMapping) -> LayerEstimate:
+        estimate = estimate_layer(cm, kind)
+        check_budget(estimate, budget, cm.layer.source)
+        return estimate
+
+    return check
+
+
+@contextmanager
+def _running(run: _Run, on_stop: Callable[[str], list[str]] | None = None) -> Iterator[None]:
+    """Run layers with SIGINT/SIGTERM turned into a clean stop: ``on_stop(cause)`` keeps the
+    finished layers (and marks the one going on) in the result files and returns their paths;
+    the exit status is 130 or 143. Out of memory in a layer marks it too."""
+    try:
+        with _stop_on_signals(), _warning_lines():
+            yield
+    except Stopped as exc:
+        run.display.close()
+        paths = on_stop(exc.signal_name) if on_stop is not None else []
+        kept = f"; {run.finished} finished layer(s) kept in {', '.join(paths)}" if paths else ""
+        where = f" during layer {run.current!r}" if run.current else ""
+        _error(f"stopped by {exc.signal_name}{where} ({run.finished} of {run.layers} layers finished){kept}",
+               exc.status)
+    except MemoryError:
+        run.display.close()
+        if on_stop is not None and run.current is not None:
+            try:
+                on_stop("out of memory")
+            except ResourceError:
+                pass
+        raise
+    finally:
+        run.display.close()
+
+
+def _stop_files(files: ResultFiles, run: _Run) -> Callable[[str], list[str]]:
+    """The ``on_stop`` of a run writing ``files``: mark the layer going on, keep the rest."""
+    def stop(cause: str) -> list[str]:
+        files.stop(run.current or "", cause)
+        return files.paths
+
+    return stop
+
+
+def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrides: Sequence[str],
+                hw_ref: str | None = None, mapping_path: str | None = None, network_ref: str | None = None,
+                style: str | None = None, model: str = "simulator", options: dict[str, Any] | None = None,
+                files: tuple[tuple[str, str], ...] = ()) -> Provenance:
+    """What a command ran: the files it read (with their hashes) and everything that changes results."""
+    inputs = []
+    if hw_ref is not None and Path(hw_ref).is_file():
+        inputs.append(InputFile.of("hardware", hw_ref))
+    if mapping_path is not None:
+        inputs.append(InputFile.of("mapping", mapping_path))
+    if network_ref is not None:
+        source = load_network(network_ref).source
+        if Path(source).is_file():
+            inputs.append(InputFile.of("network", source))
+    inputs += [InputFile.of(role, path) for role, path in files]
+    return Provenance(command, network, hw.name, hardware_sha256(hw), mode, style, tuple(overrides), tuple(inputs),
+                      model, options={k: v for k, v in (options or {}).items() if v not in (None, False, (), "")})
+
+
+def _job_provenance(command: str, job: JobArgs, loaded: LoadedJobs, mode: str, model: str = "simulator",
+                    options: dict[str, Any] | None = None,
+                    files: tuple[tuple[str, str], ...] = ()) -> Provenance:
+    return _provenance(command, loaded.hw, loaded.name, mode, job.overrides, job.hw_ref, job.mapping_path,
+                       job.network, job.style, model, options, files)
+
+
+def _header(p: Provenance) -> str:
+    """The first line of a command's report: what ran."""
+    parts = [f"{p.mode} mode" if p.model == "simulator" else f"{p.model}, {p.mode} mode"]
+    if p.style:
+        parts.append(f"style {p.style}")
+    parts += [f"--set {o}" for o in p.overrides]
+    parts += [f"{k.replace('_', '-')} {v}" for k, v in p.options.items()]
+    parts.append(f"hardware sha256 {p.hardware_sha256[:12]}")
+    parts.append(f"accelsim {p.accelsim_version}")
+    return f"{p.network} on {p.hardware} ({'; '.join(parts)})"
 
 
 @click.group(cls=_Accelsim, context_settings={"help_option_names": ["-h", "--help"]})
@@ -354,16 +617,19 @@ class FunctionalArgs:
 @_record(FunctionalArgs, "functional",
          click.option("--functional", "enabled", is_flag=True,
                       help="Move real values along the simulated transfers and check each layer's output (small layers)."),
-         click.option("--seed", type=int, default=0, show_default=True, help="Random operands of --functional."),
+         click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+                      help="Random operands of --functional (0 to 2**32 - 1)."),
          click.option("--dtype", type=click.Choice(list(DTYPES)), default="int8", show_default=True,
                       help="Operand type of --functional (integers compare exactly, fp32 within a rounding bound)."),
          click.option("--unchecked", is_flag=True,
                       help="With --functional, for testing mappers: run a mapping that fails the legality checks "
                            "(overlapping or gapped windows, reduction without a reduction network) and show what goes "
                            "wrong."))
+@_budget_options
 @_progress_option
 def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, allow_overflow: bool, per_pe: bool,
-             trace: TraceArgs, functional: FunctionalArgs, progress: bool | None) -> None:
+             trace: TraceArgs, functional: FunctionalArgs, max_steps: int | None, max_memory: int,
+             progress: bool | None) -> None:
     """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
 
     With --functional the exit status is 1 when a layer computes a wrong output."""
@@ -372,7 +638,8 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
                  "--layer": job.layer, "--mode": mode != "realistic", "--set": job.overrides,
                  "--allow-overflow": allow_overflow, "--per-pe": per_pe, "--trace": trace.trace_dir,
                  "--functional": functional.enabled, "--unchecked": functional.unchecked}
-        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress)
+        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress,
+                           Budget(max_steps, max_memory))
         return
     if job.hw_ref is None:
         _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
@@ -381,39 +648,49 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
         _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
     if functional.enabled and trace.trace_dir is not None:
         _fail("--functional and --trace cannot be combined; run them separately (the timing is the same)")
-    out.check()
+    out.check({"--trace": trace.trace_dir})
     trace_dir = Path(trace.trace_dir) if trace.trace_dir is not None else None
-    if trace_dir is not None and trace_dir.is_dir() and any(trace_dir.iterdir()) and not out.force:
-        _fail(f"{trace.trace_dir}: directory is not empty; choose another or pass --force to write into it")
-    loaded = job.load()
-    reports: list[FunctionalReport] = []
-    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance:
-        if functional.enabled:
-            result, reports = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
-                                                  functional.seed, allow_overflow, advance)
-        elif trace_dir is None:
-            result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, advance)
-        else:
-            from accelsim.trace import TraceConfig, trace_jobs
+    config = None
+    if trace_dir is not None:
+        from accelsim.trace import TraceConfig, trace_jobs
 
-            config = TraceConfig.parse(trace.trace_format, trace.trace_detail, trace.trace_components)
+        config = TraceConfig.parse(trace.trace_format, trace.trace_detail, trace.trace_components)
+    loaded = job.load()
+    options = SimOptions(mode=mode, per_pe=per_pe, check_legality=not functional.unchecked)
+    prov = _job_provenance("simulate", job, loaded, mode, options={
+        "per_pe": per_pe, "allow_overflow": allow_overflow,
+        "functional": f"{functional.dtype} seed {functional.seed}" if functional.enabled else None,
+        "unchecked": functional.unchecked})
+    files = ResultFiles(out.json_out, out.csv_out, prov, layer_total_row)
+    reports: list[FunctionalReport] = []
+
+    def record(index: int, result: LayerResult) -> None:
+        files.add_result(result, {"functional": reports[index].to_dict()} if functional.enabled else None)
+
+    kind = RunKind(per_pe=per_pe, unrolled=trace_dir is not None, functional=functional.enabled)
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, record,
+               _simulation_budget(kind, Budget(max_steps, max_memory)),
+               before_first=(lambda: clear_trace_dir(str(trace_dir))) if trace_dir is not None and out.force else None)
+    with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
+        if functional.enabled:
+            result, _ = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
+                                            functional.seed, allow_overflow, run, run.check, reports)
+        elif trace_dir is None:
+            result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, run, check=run.check)
+        else:
+            assert config is not None
             result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
-                                advance)
-    click.echo(f"{loaded.name} on {loaded.hw.name} ({mode} mode)")
+                                run, run.check, prov.to_dict())
+    click.echo(_header(prov))
     click.echo(_format_table(result))
     for report in reports:
         click.echo(report.text())
-    if out.json_out:
-        write_json(result.layers, out.json_out,
-                   {"functional": [r.to_dict() for r in reports]} if functional.enabled else None)
-        click.echo(f"wrote {out.json_out}")
-    if out.csv_out:
-        _write_csv([r.to_row() for r in result.layers], out.csv_out)
+    for path in files.paths:
+        click.echo(f"wrote {path}")
     if trace_dir is not None:
         click.echo(f"wrote traces to {trace.trace_dir}")
     if any(not report.passed for report in reports):
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
@@ -426,39 +703,47 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
                          "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
 @_output_options()
 @_allow_overflow_option("Analyze")
-def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool) -> None:
+@_max_memory_option
+def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool, max_memory: int) -> None:
     """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
     or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
+    from accelsim.analytical.estimate import check_analysis_budget
 
     job.check()
     if model == "maestro" and mode != "maestro":
         _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
     out.check()
-    maestro_csv_text = None
     loaded = job.load()
-    if model == "maestro":
-        from accelsim.maestro import analyze_jobs as analyze_maestro
-        from accelsim.maestro import csv_text
+    label = "model of MAESTRO" if model == "maestro" else "analytical model"
+    prov = _job_provenance("analyze", job, loaded, mode, label, {"allow_overflow": allow_overflow})
+    files = ResultFiles(out.json_out, None if model == "maestro" else out.csv_out, prov, layer_total_row)
+    budget = Budget(max_memory_bytes=max_memory)
 
-        result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
-        maestro_csv_text = csv_text(analyses)
-    else:
-        result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow)
-    label = "model of MAESTRO" if model == "maestro" else f"analytical model, {mode} mode"
-    click.echo(f"{loaded.name} on {loaded.hw.name} ({label})")
+    def check(cm: CompiledMapping) -> None:
+        check_analysis_budget(cm, budget, cm.layer.source)
+
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], False, lambda index, r: files.add_result(r), check,
+               show=False)
+    with _running(run, _stop_files(files, run)), _doing(f"analyzing {loaded.name}"):
+        if model == "maestro":
+            from accelsim.maestro import analyze_jobs as analyze_maestro
+            from accelsim.maestro import csv_text as maestro_csv_text
+
+            result, analyses = analyze_maestro(loaded.name, loaded.jobs, loaded.hw)
+            for r in result.layers:
+                files.add_result(r)
+            if out.csv_out:
+                write_atomic(out.csv_out, maestro_csv_text(analyses))
+        else:
+            result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
+    click.echo(_header(prov))
     click.echo(_format_table(result))
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
-    if out.json_out:
-        write_json(result.layers, out.json_out)
-        click.echo(f"wrote {out.json_out}")
-    if out.csv_out and maestro_csv_text is not None:
-        Path(out.csv_out).write_text(maestro_csv_text, encoding="utf-8")
-        click.echo(f"wrote {out.csv_out}")
-    elif out.csv_out:
-        _write_csv([r.to_row() for r in result.layers], out.csv_out)
+    for path in out.paths:
+        click.echo(f"wrote {path}")
 
 
 @main.command()
@@ -472,7 +757,7 @@ def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     from accelsim.maestro.lint import lint_file_text, lint_job
 
     job.check()
-    _check_output(json_out, force)
+    check_outputs({"--json": json_out}, force)
     file_findings = lint_file_text(job.mapping_path) if job.mapping_path is not None else []
     loaded = job.load()
     results = [lint_job(j, loaded.hw) for j in loaded.jobs]
@@ -488,25 +773,21 @@ def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     flagged = sum(1 for r in results if r.findings)
     click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
     if json_out:
-        Path(json_out).write_text(json.dumps({"network": loaded.name, "hw": loaded.hw.name,
-                                              "file": [f.__dict__ for f in file_findings],
-                                              "layers": [r.to_dict() for r in results]}, indent=2),
-                                  encoding="utf-8")
+        write_atomic(json_out, json.dumps({"network": loaded.name, "hw": loaded.hw.name,
+                                           "file": [f.__dict__ for f in file_findings],
+                                           "layers": [r.to_dict() for r in results]}, indent=2))
         click.echo(f"wrote {json_out}")
     sys.exit(1 if count else 0)
 
 
-def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: OutputArgs, progress: bool | None) -> None:
+def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: OutputArgs, progress: bool | None,
+                       budget: Budget) -> None:
     """``simulate --scalesim-config X.cfg --topology Y.csv`` (see accelsim.scalesim)."""
-    from accelsim.scalesim.command import (
-        ACCEPTED_OPTIONS,
-        format_scalesim_table,
-        scalesim_json,
-        scalesim_rows,
-    )
+    from accelsim.scalesim.command import ACCEPTED_OPTIONS, format_scalesim_table, scalesim_rows
     from accelsim.scalesim.config import read_scalesim_config
-    from accelsim.scalesim.run import simulate_scalesim
+    from accelsim.scalesim.run import ScaleSimLayerResult, simulate_scalesim
     from accelsim.scalesim.topology import read_topology
+    from accelsim.scalesim.translate import translate
 
     if scalesim.scalesim_config is None or scalesim.topology is None:
         _fail("--scalesim-config and --topology go together: give both (SCALE-Sim's .cfg and topology CSV)")
@@ -515,14 +796,35 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
               f"--hw and --mapping/--network; that path takes only {', '.join(ACCEPTED_OPTIONS)}")
     out.check()
     config, topology = read_scalesim_config(scalesim.scalesim_config), read_topology(scalesim.topology)
-    with _progress_bar(progress, len(topology.layers), topology.name) as advance:
-        results = simulate_scalesim(config, topology, advance)
+    translated = translate(config, topology)
+    prov = _provenance("simulate", translated.hw, topology.name, "realistic", (),
+                       files=(("scalesim_config", scalesim.scalesim_config), ("topology", scalesim.topology)),
+                       options={"systolic_fold": config.dataflow})
+    files = ResultFiles(out.json_out, out.csv_out, prov, _scalesim_total_row)
+
+    def record(item: ScaleSimLayerResult) -> None:
+        files.add(item.to_dict(), scalesim_rows([item])[0], item)
+
+    run = _Run(topology.name, [j.layer.name for j in translated.jobs], progress, lambda index, result: None,
+               _simulation_budget(RunKind(unrolled=True), budget))
+    with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
+        results = simulate_scalesim(config, topology, record, run, run.check)
     click.echo(format_scalesim_table(config, topology, results))
-    if out.json_out:
-        Path(out.json_out).write_text(scalesim_json(results), encoding="utf-8")
-        click.echo(f"wrote {out.json_out}")
-    if out.csv_out:
-        _write_csv(scalesim_rows(results), out.csv_out)
+    for path in files.paths:
+        click.echo(f"wrote {path}")
+
+
+def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
+    """The CSV's total row of a SCALE-Sim-input run: SCALE-Sim's cycle columns summed, then the
+    layers' total (:func:`accelsim.outputs.total_result`)."""
+    from accelsim.scalesim.command import scalesim_rows
+
+    rows = scalesim_rows(items)
+    summed = {column: sum(row[column] for row in rows) for column in
+              ("Total Cycles", "Stall Cycles", "Compute Cycles", "Prefetch Stall Cycles", "Run Stall Cycles",
+               "Tail Stall Cycles", "Folds")}
+    return {"LayerID": "", **summed, "Dataflow": rows[0]["Dataflow"],
+            **layer_total_row([item.result for item in items])}
 
 
 @main.command()
@@ -539,10 +841,16 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
 @click.option("--brief", is_flag=True, help="Only the one-line-per-layer overview and the summary.")
 @_output_options(_json_option("Write the comparison as JSON."), _csv_option("Write one row per layer and metric as CSV."))
 @_allow_overflow_option("Compare")
+@click.option("--fail-on-disagree", is_flag=True,
+              help="Exit with status 1 when a source disagrees with the simulator (for CI gates).")
+@_budget_options
 @_progress_option
 def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str | None, scalesim_report: str | None,
-            attribution: bool, brief: bool, out: OutputArgs, allow_overflow: bool, progress: bool | None) -> None:
-    """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer."""
+            attribution: bool, brief: bool, out: OutputArgs, allow_overflow: bool, fail_on_disagree: bool,
+            max_steps: int | None, max_memory: int, progress: bool | None) -> None:
+    """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer.
+
+    With --fail-on-disagree the exit status is 1 when a source disagrees with the simulator."""
     job.check()
     out.check()
     if not models and maestro_csv is None and scalesim_report is None:
@@ -553,16 +861,45 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         all_jobs = job.load(all_layers=True).jobs
         network_layers = [j.layer.name for j in all_jobs]
         positions = [i for i, j in enumerate(all_jobs) if j.layer.name == job.layer]
-    with _progress_bar(progress, len(loaded.jobs), loaded.name) as advance:
+    given = (("maestro_csv", maestro_csv), ("scalesim_report", scalesim_report))
+    prov = _job_provenance("compare", job, loaded, mode, options={
+        "models": ",".join(models), "no_attribution": not attribution, "allow_overflow": allow_overflow},
+        files=tuple((role, path) for role, path in given if path is not None))
+    simulations = 1 + (6 if attribution and mode == "realistic" else 0)
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, lambda index, result: None,
+               _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory)))
+    partial: list[Comparison] = []
+
+    def write(comparison: Comparison, status: str, stopped_by: str = "") -> None:
+        document = {**comparison_dict(comparison), "status": status, "provenance": prov.to_dict()}
+        if stopped_by:
+            document["stopped_by"] = stopped_by
+            document["stopped_in"] = run.current
+        if out.json_out:
+            write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
+        if out.csv_out:
+            columns = {"Status": status, **prov.csv_columns()}
+            write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
+
+    def progress_so_far(comparison: Comparison) -> None:
+        partial[:] = [comparison]
+        write(comparison, "incomplete" if len(comparison.layers) < len(loaded.jobs) else "complete")
+
+    def stop(cause: str) -> list[str]:
+        if not partial:
+            return []
+        write(partial[0], "interrupted", cause)
+        return out.paths
+
+    with _running(run, stop), _doing(f"comparing {loaded.name}"):
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
-                              network_layers, allow_overflow, attribution, advance, positions)
+                              network_layers, allow_overflow, attribution, progress_so_far, positions, run, run.check)
+    click.echo(_header(prov))
     click.echo(format_comparison(result, detail=not brief))
-    if out.json_out:
-        with open(out.json_out, "w", encoding="utf-8") as f:
-            json.dump(comparison_dict(result), f, indent=2)
-        click.echo(f"wrote {out.json_out}")
-    if out.csv_out:
-        _write_csv(comparison_rows(result), out.csv_out)
+    for path in out.paths:
+        click.echo(f"wrote {path}")
+    if fail_on_disagree and any(problems for lc in result.layers for problems in lc.exceptions().values()):
+        sys.exit(EXIT_FAILED)
 
 
 @main.command()
@@ -578,7 +915,7 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
     job.check()
-    _check_output(output, force)
+    check_outputs({"--output": output}, force)
     loaded = job.load()
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
@@ -587,7 +924,7 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
                  for j in loaded.jobs]
         text = write_loopnest(loaded.name, nests)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomic(output, text)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
@@ -606,14 +943,14 @@ def import_onnx_command(model: str, output: str | None, batch: int | None, stric
     from accelsim.workload.onnx_import import import_onnx
     from accelsim.workload.tables import network_yaml
 
-    _check_output(output, force)
+    check_outputs({"--output": output}, force)
     imported = import_onnx(model, batch, strict)
     notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
     text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
     if imported.skipped:
         click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomic(output, text)
         click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
     else:
         click.echo(text, nl=False)
@@ -686,7 +1023,10 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    written = run_validation(ValidationPaths(Path(out_dir)), quick, force, lambda message: click.echo(message, err=True))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)  # click has refused a path that is a file
+    with _doing("validating"):
+        written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"took {time.perf_counter() - start:.0f} s")
@@ -718,7 +1058,7 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
               help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
-@click.option("--layer", help="Search only this layer.")
+@_layer_option("Search")
 @_set_option
 @click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive"]), default="gamma", show_default=True,
               help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome.")

@@ -61,3 +61,18 @@ MAPPING_REASONS: dict[str, str] = {
 class InputWarning(UserWarning):
     """Something in the user's input that accelsim left out or changed on purpose (e.g. ONNX
     nodes it does not simulate); the CLI shows each as one ``warning:`` line."""
+
+
+class ResourceError(Exception):
+    """A run refused or stopped by a limit rather than by a mistake in its input: over its
+    budget (steps, memory), out of memory, or an output the machine cannot hold (a full disk,
+    a file size limit). The message says what was too big and the way out."""
+
+
+# Exit statuses of the ``accelsim`` command (README, "Limits and exit codes").
+EXIT_FAILED = 1  # a functional check failed, or compare --fail-on-disagree found a disagreement
+EXIT_INPUT = 2  # a mistake in an input, an option or an output path (InputError)
+EXIT_RESOURCES = 3  # over budget or out of resources (ResourceError, MemoryError)
+EXIT_INTERNAL = 70  # a bug in accelsim (EX_SOFTWARE): please report it
+EXIT_SIGINT = 130  # interrupted by Ctrl-C (128 + SIGINT)
+EXIT_SIGTERM = 143  # stopped by SIGTERM (128 + SIGTERM)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from accelsim.workload.operators import TENSOR_ROLES
 
@@ -66,6 +66,7 @@ class LayerResult:
     model: str = "simulator"  # "simulator" or "analytical" (accelsim.analytical)
     compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
     dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
+    overflowed: bool = False  # its tiles do not fit L1/L2 and it ran anyway (--allow-overflow)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -77,7 +78,7 @@ class LayerResult:
     def to_row(self) -> dict[str, Any]:
         """Flat row; per-tensor columns use MAESTRO's CSV names (``filter`` for weights)."""
         row: dict[str, Any] = {
-            "Layer": self.layer,
+            "Layer Number": self.layer,  # MAESTRO's name for the layer's name
             "Type": self.op,
             "Hardware": self.hw,
             "Mode": self.mode,
@@ -107,6 +108,7 @@ class LayerResult:
         row["Multicasting Factor"] = self.multicast_factor
         for part, value in self.energy_breakdown_pj.items():
             row[f"Energy {part} (pJ)"] = value
+        row["Overflowed"] = self.overflowed
         return row
 
 
@@ -158,14 +160,3 @@ class NetworkResult:
             "stall_cycles": {c: sum(r.stall_cycles[c] for r in self.layers) for c in STALL_CAUSES},
             "accesses": {t: asdict(a) for t, a in self.total_accesses().items()},
         }
-
-
-def write_json(results: Iterable[LayerResult], path: str, extra: dict[str, list[dict[str, Any]]] | None = None) -> None:
-    """A JSON list with one object per layer; ``extra`` adds, under each key, one more object
-    per layer (e.g. ``{"functional": [report dicts]}``)."""
-    objects = [r.to_dict() for r in results]
-    for key, values in (extra or {}).items():
-        for obj, value in zip(objects, values, strict=True):
-            obj[key] = value
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(objects, f, indent=2)

@@ -13,7 +13,7 @@ from hypothesis import assume, given, note, settings
 
 from accelsim.analytical import analyze_layer, bound_violations
 from accelsim.cli import main
-from accelsim.errors import MappingError
+from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import compile_mapping
@@ -220,7 +220,7 @@ def test_bound_violation_is_reported():
 
 def test_unknown_mode_is_refused():
     hw = _hw()
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(InputError, match="unknown mode 'fast'"):
         analyze_layer(compile_mapping(GEMM, GEMM_FLOW, hw.num_pes), hw, "fast")
 
 

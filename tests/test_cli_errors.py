@@ -373,8 +373,9 @@ def test_good_run_table_json_csv(tmp_path, good_m):
     js, cs = tmp_path / "out.json", tmp_path / "out.csv"
     result = run("--hw", "eyeriss_like", "--mapping", str(good_m), "--json", str(js), "--csv", str(cs))
     assert result.exit_code == 0, result.output
-    assert result.stderr == ""
-    assert "tiny on eyeriss_like (realistic mode)" in result.stdout
+    # without a terminal, one progress line per layer on stderr
+    assert result.stderr.startswith("accelsim: tiny [1/1] conv1: done in ") and result.stderr.count("\n") == 1
+    assert result.stdout.startswith("tiny on eyeriss_like (realistic mode; hardware sha256 ")
     header = result.stdout.splitlines()[1].split()
     assert header[:4] == ["layer", "type", "cycles", "MACs"]
     assert result.stdout.splitlines()[2].split()[:2] == ["conv1", "CONV2D"]
@@ -398,15 +399,16 @@ def test_good_run_table_json_csv(tmp_path, good_m):
         assert "Runtime (Cycles)" in reader.fieldnames
         assert "Num MACs" in reader.fieldnames
         csv_rows = list(reader)
-    assert len(csv_rows) == 1
-    assert int(csv_rows[0]["Runtime (Cycles)"]) == row["cycles"]
+    assert [r["Status"] for r in csv_rows] == ["complete", "total"]
+    assert csv_rows[0]["Layer Number"] == "conv1" and csv_rows[0]["Neural Network Name"] == "tiny"
+    assert int(csv_rows[0]["Runtime (Cycles)"]) == row["cycles"] == int(csv_rows[1]["Runtime (Cycles)"])
     assert int(csv_rows[0]["Num MACs"]) == row["macs"]
 
 
 def test_good_run_maestro_mode(good_m):
     result = run("--hw", "eyeriss_like", "--mapping", str(good_m), "--mode", "maestro")
     assert result.exit_code == 0, result.output
-    assert "(maestro mode)" in result.stdout
+    assert "(maestro mode;" in result.stdout
 
 
 # --------------------------------------------------------------------------------------------

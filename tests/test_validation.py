@@ -187,9 +187,24 @@ def test_validate_refuses_to_overwrite_a_report(tmp_path):
     assert (tmp_path / "REPORT.md").read_text() == "mine"
 
 
-def test_validate_needs_an_existing_output_directory(tmp_path):
-    result = CliRunner().invoke(main, ["validate", "--out", str(tmp_path / "nope")])
-    assert result.exit_code == 2 and "does not exist" in result.output
+def test_validate_creates_its_output_directory(tmp_path, monkeypatch):
+    """`validate --out DIR` (the README's own command) makes DIR and its parents; the suite
+    itself is replaced here by a stub that records where it would write."""
+    import accelsim.validation
+
+    seen = []
+    monkeypatch.setattr(accelsim.validation, "run_validation",
+                        lambda paths, quick, force, say: seen.append(paths.out_dir) or [])
+    out = tmp_path / "new" / "v"
+    result = CliRunner().invoke(main, ["validate", "--out", str(out), "--quick"])
+    assert result.exit_code == 0, result.output
+    assert out.is_dir() and seen == [out]
+
+
+def test_validate_out_is_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    result = CliRunner().invoke(main, ["validate", "--out", str(tmp_path / "f")])
+    assert result.exit_code == 2 and "is a file" in result.stderr and result.stderr.startswith("error: ")
 
 
 def test_style_forms_show_each_styles_gemm_mapping():

@@ -35,7 +35,7 @@ from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.model_options import MODES, Mode, SystolicFold
+from accelsim.model_options import Mode, SystolicFold, check_mode
 from accelsim.results import TENSORS, LayerResult, TensorAccesses
 from accelsim.workload.operators import OPERAND_ROLES
 
@@ -91,10 +91,8 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     """Estimate one compiled layer on ``hw`` in closed form; same schema as the simulator's
     :class:`LayerResult`, with ``model="analytical"`` and ``events=0``. ``systolic_fold``:
     SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'maestro' or 'realistic', got {mode!r}")
     wall0 = time.perf_counter()
-    rates = _Rates(hw, mode)
+    rates = _Rates(hw, check_mode(mode))
     steps = step_cases(cm, rates.multicast)
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
     tiles = tile_cases(cm, l2_words)

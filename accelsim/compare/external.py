@@ -7,7 +7,9 @@ and per tensor (``input``, ``filter``, ``output``) the columns ``<tensor> l1 rea
 ``<tensor> l1 write``, ``<tensor> l2 read``, ``<tensor> l2 write``. It has no DRAM counts. Its
 ``L1/L2 SRAM Size Req (Bytes)`` columns hold element counts (mapped volumes, doubled for double
 buffering), so we multiply them by the word size. MAESTRO appends to an existing CSV on every
-run, so a layer that appears twice is refused rather than guessed.
+run, so a layer that appears twice is refused rather than guessed. accelsim's own CSV (``simulate
+--csv``, recognised by its ``accelsim Version`` column) reads the same way, with its sizes
+already in bytes and only its ``complete`` rows taken.
 
 SCALE-Sim's ``COMPUTE_REPORT.csv`` numbers layers 0, 1, ... in topology order
 (``LayerID``); we match them to the layers of the network in order. Our cycles include the
@@ -34,6 +36,9 @@ _MAESTRO_COLUMNS = {
        for theirs, ours in MAESTRO_TENSOR.items() for level in ("l1", "l2") for kind in ("read", "write")},
 }
 _MAESTRO_SIZES = {"L1 SRAM Size Req (Bytes)": "l1_required_bytes", "L2 SRAM Size Req (Bytes)": "l2_required_bytes"}
+# A CSV written by ``accelsim simulate/analyze --csv`` has this column: its sizes are bytes and
+# only its rows with Status ``complete`` are layers (not the total or a stopped layer).
+ACCELSIM_CSV_COLUMN = "accelsim Version"
 
 
 def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metrics]:
@@ -70,9 +75,12 @@ def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str,
     for i, name in enumerate(header):
         index.setdefault(name, i)  # MAESTRO repeats "Compute Delay (Min)"; we read neither
     wanted = {**_MAESTRO_COLUMNS, **_MAESTRO_SIZES}
+    ours = ACCELSIM_CSV_COLUMN in index  # accelsim's own CSV: sizes in bytes, a status per row
     found: list[tuple[str, Metrics, int]] = []
     for line, cells in rows[1:]:
-        if len(cells) != len(header):
+        if ours and cells[index["Status"]:index["Status"] + 1] != ["complete"]:
+            continue  # the total row, or the layer a run was stopped in
+        if len(cells) != len(header) and not ours:
             raise InputError(f"expected {len(header)} values (one per header column), got {len(cells)}",
                              source=source, line=line)
         layer = cells[index["Layer Number"]]
@@ -86,7 +94,7 @@ def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str,
             except ValueError:
                 raise InputError(f"column {column!r} of layer {layer!r}: expected a number, got {cell!r}",
                                  source=source, line=line) from None
-            if column in _MAESTRO_SIZES:
+            if column in _MAESTRO_SIZES and not ours:
                 value *= word_size_bytes
             metrics[metric] = int(value) if value.is_integer() else value
         found.append((layer, metrics, line))

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from accelsim.mapping.jobs import Job, prepare
-from accelsim.model_options import check_mode
 from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
 from accelsim.compare.ladder import Ladder, ladder, ladder_steps
@@ -15,7 +14,10 @@ from accelsim.compare.metrics import Metrics, exceptions, metrics_of
 from accelsim.compare.models import MODELS, UNREPORTED
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.model_options import check_mode
 from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.sim.network import RunObserver
 
 MAESTRO_CSV = "maestro-csv"
 
@@ -64,19 +66,28 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                  models: Sequence[str] = ("analytical",), maestro_csv: str | Path | None = None,
                  scalesim_report: str | Path | None = None, network_layers: Sequence[str] | None = None,
                  allow_overflow: bool = False, attribute: bool = True,
-                 progress: Callable[[LayerComparison], None] | None = None,
-                 positions: Sequence[int] | None = None) -> Comparison:
+                 progress: Callable[["Comparison"], None] | None = None,
+                 positions: Sequence[int] | None = None,
+                 observer: RunObserver | None = None,
+                 check: Callable[[CompiledMapping], None] | None = None) -> Comparison:
     """Compare the simulator (in ``mode``) with each model of ``models`` (names in MODELS, run
-    in the same mode) and with MAESTRO's CSV (layers matched by name) and SCALE-Sim's
-    COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole network's layer
-    names; default: the jobs' layers; ``positions``: the jobs' places in it, for a MAESTRO CSV
-    whose rows follow the network). Every layer is compiled and checked and the files are
-    read before any simulation runs. ``attribute`` adds the ablation runs (six more
-    simulations per layer in realistic mode, and each model once more in maestro mode)."""
+    in the same mode) and with MAESTRO's CSV (layers matched by name, or by ``positions``) and
+    SCALE-Sim's COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole
+    network's layer names; default: the jobs' layers; ``positions``: the jobs' places in it, for
+    a MAESTRO CSV whose rows follow the network). Every layer is compiled and checked and the
+    files are read before any simulation runs (``check``: a further check of each, e.g. a
+    budget). ``attribute`` adds the ablation runs (six more simulations per layer in realistic
+    mode, and each model once more in maestro mode). ``progress`` gets the comparison so far
+    after each layer; ``observer`` hears each layer start, the steps of its main simulation and
+    its result."""
+    check_mode(mode)
     unknown = [model for model in models if model not in MODELS]
     if unknown:
         raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")
     compiled = [prepare(job, hw, allow_overflow) for job in jobs]
+    if check is not None:
+        for cm in compiled:
+            check(cm)
     names = [job.layer.name for job in jobs]
     external: dict[str, list[Metrics]] = {}
     if maestro_csv is not None:
@@ -86,8 +97,11 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
         external[SCALESIM] = [by_name[name] for name in names]
     result = Comparison(network, hw.name, mode, list(models) + list(external))
     maestro_sources = [s for s in ("maestro", MAESTRO_CSV) if s in models or s in external]
+    watch = observer or RunObserver()
     for position, (job, cm, name) in enumerate(zip(jobs, compiled, names)):
-        sim = simulate_layer(cm, hw, SimOptions(mode=check_mode(mode)))
+        watch.layer_started(position, cm)
+        sim = simulate_layer(cm, hw, SimOptions(mode=check_mode(mode)),
+                             progress=watch.steps if observer is not None else None)
         sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
         sources.update({label: rows[position] for label, rows in external.items()})
         ablation = None
@@ -108,6 +122,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
             ladders = {s: ladder(s, int(sources[s]["cycles"]), steps) for s in maestro_sources}
         result.layers.append(LayerComparison(name, sim.op, metrics_of(sim), sources, ablation, maestro_mode_cycles,
                                              ladders))
+        watch.layer_finished(position, sim)
         if progress is not None:
-            progress(result.layers[-1])
+            progress(result)
     return result

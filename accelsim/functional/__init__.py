@@ -20,7 +20,7 @@ from accelsim.functional.report import FunctionalReport, build_report
 from accelsim.hw.noc import REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.engine import LayerSimulation, SimOptions
+from accelsim.sim.engine import LayerSimulation, ProgressHook, SimOptions
 from accelsim.results import LayerResult
 
 MAX_MACS = 1 << 22  # 4,194,304 MACs
@@ -49,12 +49,14 @@ def check_size(cm: CompiledMapping) -> None:
 
 
 def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
-                        dtype: Dtype = "int8", seed: int = 0) -> tuple[LayerResult, FunctionalReport]:
-    """Simulate one layer with values riding on its transfers; (timing result, check)."""
+                        dtype: Dtype = "int8", seed: int = 0,
+                        progress: ProgressHook | None = None) -> tuple[LayerResult, FunctionalReport]:
+    """Simulate one layer with values riding on its transfers; (timing result, check).
+    ``progress``: the engine's progress hook."""
     check_size(cm)
     operands = random_operands(cm.layer, check_dtype(dtype), seed)
     values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists)
-    result = LayerSimulation(cm, hw, options, values=values).run()
+    result = LayerSimulation(cm, hw, options, values=values, progress=progress).run()
     if operands.exact:
         expected = reference_output(cm.layer, operands.input, operands.weight)
     else:

@@ -24,9 +24,9 @@ its size, computed from the model of the binary (accelsim.maestro) against the t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from accelsim.errors import InputError, MappingError
+from accelsim.input_files import read_bytes
+from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.maestro.engine import Corrections
 from accelsim.maestro.model import analyze_problem, hardware_of, problem_of
@@ -172,10 +172,7 @@ def _buffer_findings(job: Job, hw: HardwareSpec) -> list[Finding]:
 
 def lint_file_text(path: str) -> list[Finding]:
     """File-level findings: CRLF line endings, which MAESTRO's parser cannot read."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read mapping file: {exc.strerror or exc}", source=path) from None
+    data = read_bytes(path, "mapping file")
     if b"\r" in data:
         line = data[: data.index(b"\r")].count(b"\n") + 1
         return [Finding("crlf", f"CRLF line endings (first at line {line}): MAESTRO's parser fails on them "

@@ -283,6 +283,12 @@ def loop_classes(points: list[int], trips: int) -> list[LoopClass]:
     return classes
 
 
+def case_count(cm: CompiledMapping) -> int:
+    """The number of iteration cases of ``cm`` (the product of its loops' class counts): what
+    the analytical model evaluates once each and the simulator profiles once each."""
+    return prod(len(loop_classes(points, loop.trips)) for points, loop in zip(loop_points(cm), cm.loops))
+
+
 def every_index_classes(cm: CompiledMapping) -> list[list[LoopClass]]:
     """One class per loop index: for mappings whose windows overlap or leave gaps
     (``--unchecked``), where runs of indices are no longer translates of each other."""

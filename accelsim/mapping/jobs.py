@@ -11,7 +11,7 @@ from typing import Iterable, NoReturn, Sequence
 from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
-from accelsim.mapping.compile import CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.compile import BufferOverflow, CompiledMapping, check_fits, compile_mapping
 from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
 from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
@@ -39,8 +39,7 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
     check_exact(job.layer, hw)
     cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
-    problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                          hw.l1.double_buffered, hw.l2.double_buffered)
+    problems = _fit_problems(cm, hw)
     if problems:
         message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)
         if not allow_overflow:
@@ -48,6 +47,17 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
                                reason=problems[0].reason)
         warnings.warn(message, OverflowWarning, stacklevel=2)
     return cm
+
+
+def _fit_problems(cm: CompiledMapping, hw: HardwareSpec) -> list[BufferOverflow]:
+    return check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes, hw.l1.double_buffered,
+                      hw.l2.double_buffered)
+
+
+def fits(cm: CompiledMapping, hw: HardwareSpec) -> bool:
+    """Whether the tiles of ``cm`` fit ``hw``'s L1 and L2 (a result that did not is marked
+    ``overflowed``)."""
+    return not _fit_problems(cm, hw)
 
 
 def jobs_from_maestro(path: str | Path, layer: str | None = None) -> tuple[str, list[Job]]:
@@ -103,4 +113,4 @@ def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:
             d if isinstance(d, ClusterDirective) else MapDirective(d.kind, d.size, d.offset, d.dim, 0)
             for d in job.dataflow)
         layers.append(MaestroLayer(layer.name, layer.operator.maestro_type, layer.stride_y, layer.stride_x, dims, dataflow, 0))
-    return MaestroFile(network, tuple(layers), "<generated>")
+    return MaestroFile(network, tuple(layers), f"network {network}")

@@ -8,14 +8,17 @@ from accelsim.errors import MappingError
 from accelsim.mapping.ast import ClusterDirective, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.maestro_parser import NAME_RE
 from accelsim.mapping.maestro_resolve import CANONICAL_TYPES, dims_for_type, operator_of_type, type_names
+from accelsim.mapping.maestro_syntax import MAX_DIGITS
 
 
 def _check_int(value: object, what: str, layer: MaestroLayer, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """``value`` if the reader can read it back: an integer from 1 to MAX_DIGITS digits."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 10**MAX_DIGITS:
         raise MappingError(
-            f"cannot write layer {layer.name!r}: {what} must be an integer >= 1, got {value!r}",
+            f"cannot write layer {layer.name!r}: {what} must be an integer from 1 to {10**MAX_DIGITS - 1} "
+            f"(what a .m file can hold), got {value!r}",
             source=path,
-            line=layer.line,
+            line=layer.line or None,
         )
     return value
 
@@ -41,7 +44,7 @@ def write_maestro(mf: MaestroFile) -> str:
 
 def _layer_lines(layer: MaestroLayer, path: str, seen: set[str]) -> list[str]:
     def fail(message: str) -> MappingError:
-        return MappingError(message, source=path, line=layer.line)
+        return MappingError(message, source=path, line=layer.line or None)
 
     if not NAME_RE.fullmatch(layer.name or ""):
         raise fail(f"cannot write layer name {layer.name!r}: use letters, digits, _ - .")

@@ -1,9 +1,8 @@
 """Output of ``accelsim simulate --scalesim-config X.cfg --topology Y.csv``: the terminal
-table, the JSON list and the CSV rows (cycles in cycles, energy in pJ)."""
+table and the CSV rows (cycles in cycles, energy in pJ)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from accelsim.scalesim.config import ScaleSimConfig
@@ -12,7 +11,7 @@ from accelsim.scalesim.topology import ScaleSimTopology
 from accelsim.text_table import format_table
 
 # options of ``simulate`` that this path takes; the others belong to --hw runs
-ACCEPTED_OPTIONS = ("--json", "--csv", "--force", "--progress")
+ACCEPTED_OPTIONS = ("--json", "--csv", "--force", "--progress", "--max-steps", "--max-memory")
 
 
 def format_scalesim_table(config: ScaleSimConfig, topology: ScaleSimTopology,
@@ -34,12 +33,6 @@ def format_scalesim_table(config: ScaleSimConfig, topology: ScaleSimTopology,
              f"{config.ifmap_dram_bandwidth_words_per_cycle}/{config.filter_dram_bandwidth_words_per_cycle}/"
              f"{config.ofmap_dram_bandwidth_words_per_cycle} words/cycle",
              format_table(header, rows, left=(1,))])
-
-
-def scalesim_json(results: list[ScaleSimLayerResult]) -> str:
-    """The JSON list: each layer's usual fields (``stall_cycles`` by cause) plus
-    ``layer_id``, ``compute_cycles``, ``stall_cycles_total`` and a ``scalesim`` object."""
-    return json.dumps([r.to_dict() for r in results], indent=2)
 
 
 def scalesim_rows(results: list[ScaleSimLayerResult]) -> list[dict[str, Any]]:

@@ -19,7 +19,9 @@ from accelsim.mapping.jobs import prepare
 from accelsim.scalesim.config import ScaleSimConfig
 from accelsim.scalesim.topology import ScaleSimTopology
 from accelsim.scalesim.translate import FoldShape, ScaleSimRun, translate
+from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.sim.network import RunObserver
 from accelsim.results import LayerResult
 
 
@@ -85,21 +87,31 @@ class _ComputeSpan:
 
 
 def simulate_scalesim(config: ScaleSimConfig, topology: ScaleSimTopology,
-                      progress: Callable[[ScaleSimLayerResult], None] | None = None) -> list[ScaleSimLayerResult]:
+                      progress: Callable[[ScaleSimLayerResult], None] | None = None,
+                      observer: RunObserver | None = None,
+                      check: Callable[[CompiledMapping], None] | None = None) -> list[ScaleSimLayerResult]:
     """Run every topology layer on our systolic model of ``config`` (unrolled, so the sink sees
-    every computation; fast-forward gives the same cycles)."""
+    every computation; fast-forward gives the same cycles). Every layer is compiled and checked
+    (``check``, e.g. a budget) first; ``progress`` gets each layer's result, ``observer``
+    hears each layer start, its steps and its end."""
     run: ScaleSimRun = translate(config, topology)
     options = SimOptions(systolic_fold=run.fold, fast_forward=False)
     compiled = [prepare(job, run.hw) for job in run.jobs]
+    if check is not None:
+        for cm in compiled:
+            check(cm)
+    watch = observer or RunObserver()
     out = []
     for layer_id, (cm, shape) in enumerate(zip(compiled, run.shapes)):
         span = _ComputeSpan()
-        result = simulate_layer(cm, run.hw, options, sink=span)
+        watch.layer_started(layer_id, cm)
+        result = simulate_layer(cm, run.hw, options, sink=span, progress=watch.steps if observer else None)
         first = span.first_start or 0
         item = ScaleSimLayerResult(layer_id, result, config.dataflow, dict(cm.layer.sizes), shape,
                                    run.fold.fill_drain_cycles, prefetch_stall_cycles=first,
                                    tail_stall_cycles=result.cycles - span.last_end)
         out.append(item)
+        watch.layer_finished(layer_id, result)
         if progress is not None:
             progress(item)
     return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import prod
 from typing import Any
 
 from accelsim.compare import MODELS
@@ -68,9 +67,9 @@ def work_estimate(model: str, cm: CompiledMapping) -> int | None:
     estimated for this model)."""
     if model not in ("analytical", SIMULATOR):
         return None
-    from accelsim.mapping.geometry import loop_classes, loop_points
+    from accelsim.mapping.geometry import case_count
 
-    cases = prod(len(loop_classes(points, loop.trips)) for points, loop in zip(loop_points(cm), cm.loops))
+    cases = case_count(cm)
     return cases * cm.used_pes if model == "analytical" else cases
 
 

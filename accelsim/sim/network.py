@@ -6,28 +6,51 @@ from typing import Callable, Sequence
 
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.jobs import Job, prepare
+from accelsim.mapping.jobs import Job, fits, prepare
+from accelsim.model_options import check_mode
 from accelsim.results import LayerResult, NetworkResult
-from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.sim.engine import ProgressHook, SimOptions, simulate_layer
 
-LayerRunner = Callable[[int, CompiledMapping], LayerResult]
+# (index, compiled layer, the engine's progress hook or None) -> the layer's result
+LayerRunner = Callable[[int, CompiledMapping, ProgressHook | None], LayerResult]
+
+
+class RunObserver:
+    """Told what a run of several layers does (the command line's progress display, result
+    files and interrupt handling); every method does nothing here."""
+
+    def layer_started(self, index: int, cm: CompiledMapping) -> None:
+        """Layer ``index`` (from 0) is about to run."""
+
+    def steps(self, steps_done: int, steps_total: int) -> None:
+        """The engine's progress hook for the running layer (``steps_done`` may jump by many)."""
+
+    def layer_finished(self, index: int, result: LayerResult) -> None:
+        """Layer ``index`` has ended with ``result``."""
 
 
 def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions = SimOptions(),
-             allow_overflow: bool = False, progress: Callable[[LayerResult], None] | None = None,
+             allow_overflow: bool = False, observer: RunObserver | None = None,
              run_layer: LayerRunner | None = None,
              check: Callable[[CompiledMapping], None] | None = None) -> NetworkResult:
     """Simulate every job in order. All jobs are compiled and checked first (``check``: a
-    further check raising InputError), so a bad layer is reported before any simulation time
-    is spent; ``progress`` gets each layer's result. ``run_layer(index, compiled)`` replaces
-    the plain simulation (tracing, functional runs)."""
+    further check raising InputError or ResourceError, e.g. a budget), so a bad layer is
+    reported before any simulation time is spent; ``observer`` hears each layer start, its
+    steps and its result (with ``overflowed`` set when it does not fit and ran anyway).
+    ``run_layer(index, compiled, progress)`` replaces the plain simulation (tracing,
+    functional runs)."""
+    check_mode(options.mode)
     compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
     if check is not None:
         for cm in compiled:
             check(cm)
+    watch = observer or RunObserver()
+    hook = watch.steps if observer is not None else None
     results = []
     for index, cm in enumerate(compiled):
-        results.append(simulate_layer(cm, hw, options) if run_layer is None else run_layer(index, cm))
-        if progress is not None:
-            progress(results[-1])
+        watch.layer_started(index, cm)
+        result = simulate_layer(cm, hw, options, progress=hook) if run_layer is None else run_layer(index, cm, hook)
+        result.overflowed = allow_overflow and not fits(cm, hw)
+        results.append(result)
+        watch.layer_finished(index, result)
     return NetworkResult(network, results)

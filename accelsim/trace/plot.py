@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from accelsim.errors import InputError
+from accelsim.input_files import read_text
 from accelsim.results import STALL_CAUSES
 from accelsim.trace.events import BANDWIDTH_KINDS, BUFFERS, STALL_PREFIX
 from accelsim.trace.run import META_FILE
@@ -78,8 +79,16 @@ class _Binned:
 def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None) -> tuple[dict, _Binned]:
     """Read a layer's meta, events and counters into time bins over ``window`` (first, last
     cycle; default the whole run)."""
-    meta = json.loads((layer_dir / META_FILE).read_text(encoding="utf-8"))
-    cycles = max(1, int(meta["cycles"]))
+    meta_path = layer_dir / META_FILE
+    try:
+        meta = json.loads(read_text(meta_path, "trace meta file"))
+        if meta.get("status", "complete") != "complete":
+            raise InputError("the trace of this layer is incomplete (its run was stopped); trace it again",
+                             source=str(meta_path))
+        cycles = max(1, int(meta["cycles"]))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"not a meta.json written by accelsim --trace ({type(exc).__name__}: {exc})",
+                         source=str(meta_path)) from None
     first, last = window if window is not None else (0, cycles)
     if not 0 <= first < last <= cycles:
         raise InputError(f"--window {first}:{last}: expected 0 <= first < last <= {cycles} (the layer's cycles)")

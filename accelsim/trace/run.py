@@ -12,13 +12,14 @@ import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from accelsim.mapping.jobs import Job
-from accelsim.sim.network import run_jobs
+from accelsim.output_files import write_atomic
+from accelsim.sim.network import RunObserver, run_jobs
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.sim.engine import LayerSimulation, SimOptions
+from accelsim.sim.engine import LayerSimulation, ProgressHook, SimOptions
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.trace.dram_requests import DramRequestWriter, base_addresses
 from accelsim.trace.events import BUFFERS, TraceConfig, TraceRecorder, TraceWriter
@@ -43,12 +44,20 @@ def layer_dir_name(index: int, layer: str) -> str:
 
 
 def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_dir: Path,
-                config: TraceConfig) -> LayerResult:
-    """Simulate one layer, writing its trace files into ``out_dir`` (created)."""
+                config: TraceConfig, progress: ProgressHook | None = None,
+                provenance: dict[str, Any] | None = None) -> LayerResult:
+    """Simulate one layer, writing its trace files into ``out_dir`` (created). ``meta.json``
+    is written first with ``status: "incomplete"`` and rewritten with ``"complete"`` and the
+    result at the end, so a layer whose run was stopped says so; ``provenance`` (what ran)
+    goes into it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     options = replace(options, fast_forward=False, per_pe=options.per_pe or config.detail == "pe")
-    sim = LayerSimulation(cm, hw, options)
+    sim = LayerSimulation(cm, hw, options, progress=progress)
     meta = _meta(sim, config)
+    meta["status"] = "incomplete"
+    if provenance is not None:
+        meta["provenance"] = provenance
+    _write_meta(out_dir, meta)
     writers, raw, files = _open_writers(sim, config, out_dir, meta)
     recorder = TraceRecorder(config, writers, raw, lambda: sim.env.now)
     sim.sink = recorder
@@ -60,8 +69,13 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     meta["buffers"] = {name: sim.buffer_capacities[name] for name in BUFFERS}
     meta["files"] = files
     meta["result"] = {k: v for k, v in result.to_dict().items() if k in RESULT_FIELDS}
-    (out_dir / META_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    meta["status"] = "complete"
+    _write_meta(out_dir, meta)
     return result
+
+
+def _write_meta(out_dir: Path, meta: dict) -> None:
+    write_atomic(out_dir / META_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
 def _meta(sim: LayerSimulation, config: TraceConfig) -> dict:
@@ -110,9 +124,12 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
 
 
 def trace_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOptions, trace_dir: Path,
-               config: TraceConfig, allow_overflow: bool = False,
-               progress: Callable[[LayerResult], None] | None = None) -> NetworkResult:
+               config: TraceConfig, allow_overflow: bool = False, observer: RunObserver | None = None,
+               check: Callable[[CompiledMapping], None] | None = None,
+               provenance: dict[str, Any] | None = None) -> NetworkResult:
     """:func:`accelsim.sim.network.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
-    return run_jobs(network, jobs, hw, options, allow_overflow, progress,
-                    lambda index, cm: trace_layer(cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name),
-                                                  config))
+    return run_jobs(network, jobs, hw, options, allow_overflow, observer,
+                    lambda index, cm, progress: trace_layer(
+                        cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name), config, progress,
+                        provenance),
+                    check)
