@@ -107,10 +107,12 @@ class Stopped(BaseException):
     """SIGINT or SIGTERM arrived during a run (a BaseException, so no ``except Exception``
     swallows it)."""
 
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signal_name = signal.Signals(signum).name
-        self.status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+    def __init__(self, signal_name: str):
+        # built from its name alone, so a copy of it (the engine's snapshots copy what processes
+        # hold, a failed process's exception included) is the same stop
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.status = EXIT_SIGINT if signal_name == "SIGINT" else EXIT_SIGTERM
 
 
 @contextmanager
@@ -118,7 +120,7 @@ def _stop_on_signals() -> Iterator[None]:
     """Turn SIGINT and SIGTERM into :class:`Stopped` while a run is going (outside the main
     thread, where handlers cannot be set, nothing changes)."""
     def stop(signum: int, frame: Any) -> None:
-        raise Stopped(signum)
+        raise Stopped(signal.Signals(signum).name)
 
     try:
         previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -109,7 +109,9 @@ case("m-directive-size-zero", SIM, 2, ("m.m:7:", "size"), m__m=mapping(dataflow=
 case("m-unknown-directive", SIM, 2, ("m.m:7:", "SpaceMap"), m__m=mapping(dataflow="SpaceMap(1,1) K;"))
 case("m-cluster-too-big", SIM, 2, ("m.m", "Cluster"), m__m=mapping(
     dataflow="SpatialMap(1,1) K;\nTemporalMap(1,1) C;\nTemporalMap(3,1) Y;\nTemporalMap(3,1) X;\nCluster(1000,P);"))
-case("m-size-over-dim", SIM, 2, ("m.m:7:", "larger"), m__m=mapping(dataflow="SpatialMap(9,9) K;"))
+# MAESTRO reads a map larger than its dimension as covering it (its own files rely on it), so
+# one PE holds the whole layer: refused as an L1 overflow
+case("m-size-over-dim", SIM, 2, ("m.m", "L1 overflow", "--allow-overflow"), m__m=mapping(dataflow="SpatialMap(9,9) K;"))
 case("m-overlap", SIM, 2, ("m.m:8:", "overlap"), m__m=mapping(
     dataflow="SpatialMap(1,1) K;\nTemporalMap(2,1) C;\nTemporalMap(3,1) Y;\nTemporalMap(3,1) X;"))
 case("m-gap", SIM, 2, ("m.m:8:", "gap"), m__m=mapping(
@@ -119,7 +121,8 @@ case("m-filter-over-input", SIM, 2, ("m.m", "filter 9x3 is larger than input"),
 case("m-stride-zero", SIM, 2, ("m.m:4:", "Stride X", "must be an integer >= 1"), m__m=mapping(stride="Stride { X: 0, Y: 1 }"))
 case("m-does-not-fit", "simulate --hw eyeriss_like --set l1.size_bytes=4 --mapping {d}/m.m", 2,
      ("m.m", "does not fit", "--allow-overflow"), m__m=GOOD_M)
-case("m-duplicate-layer", SIM, 2, ("m.m", "conv1"), m__m=GOOD_M.replace(
+# MAESTRO keeps repeated layer names in order (its shipped files repeat them): runs
+case("m-duplicate-layer", SIM, 0, (), m__m=GOOD_M.replace(
     "  }\n}\n", "  }\n" + mapping().split("\n", 1)[1].rsplit("}", 1)[0] + "}\n", 1))
 case("m-no-such-layer", SIM + " --layer nope", 2, ("m.m", "no layer 'nope'"), m__m=GOOD_M)
 case("m-too-large-to-count", SIM, 2, ("m.m:2", "too large to count exactly", "2^53"),
@@ -179,7 +182,9 @@ case("hw-not-utf8", HW, 2, ("hw.yaml:1:", "not UTF-8"), hw__yaml=b"name: caf\xe9
 case("hw-binary", HW, 2, ("hw.yaml",), hw__yaml=bytes(range(256)) * 4, m__m=GOOD_M)
 case("hw-count-mismatch", HW, 2, ("hw.yaml", "pe_array", "count 7 != rows x cols = 168"),
      hw__yaml=yaml_hw("  count: 168\n", "  count: 7\n"), m__m=GOOD_M)
-case("hw-billion-pes", HW, 3, ("m.m", "over budget", "1,000,000,000 PEs", "--max-memory"),
+# the simulator's memory follows iteration cases, not PEs: 10^9 PEs run in about 50 MB (analyze is
+# refused: cli-analyze-billion-pes)
+case("hw-billion-pes", HW, 0, (),
      hw__yaml=yaml_hw("  count: 168\n  rows: 12\n  cols: 14\n", "  count: 1000000000\n"), m__m=GOOD_M)
 case("hw-tiny-bandwidth", HW, 2, ("m.m", "too large to count exactly"), hw__yaml=yaml_hw(
     "  bandwidth_bytes_per_cycle: 12", "  bandwidth_bytes_per_cycle: 1.0e-300"), m__m=GOOD_M)
@@ -265,7 +270,8 @@ case("net-k-2-63", NET, 2, ("n.yaml layer 0 (a)", "too large to count exactly"),
     f"{{name: a, type: FC, K: {2**63 - 1}, C: 4}}"))
 case("net-k-1e17", NET, 2, ("n.yaml layer 0 (a)", "too large to count exactly", "5.760e+19 MACs"), n__yaml=network(
     "{name: a, type: FC, K: 100000000000000000, C: 576}"))
-case("net-huge-legal", NET, 3, ("n.yaml layer 0 (a)", "over budget"), n__yaml=network(
+# 6.4e11 MACs in about a second: repeated periods of steps are warped over exactly
+case("net-huge-legal", NET, 0, (), n__yaml=network(
     "{name: a, type: FC, N: 64, K: 100000, C: 100000}"))
 case("net-duplicate-layer", NET, 2, ("n.yaml:4:", "duplicate layer name"), n__yaml=network(FC, FC))
 case("net-unknown-field", NET, 2, ("n.yaml:3:", "unknown field 'Q'"), n__yaml=network("{name: a, type: FC, K: 4, C: 4, Q: 1}"))
@@ -304,7 +310,8 @@ case("cfg-height-text", SCS, 2, ("s.cfg:", "ArrayHeight", "positive integer"), s
     "ArrayHeight:    32", "ArrayHeight: tall"), t__csv=GOOD_TOPO)
 case("cfg-height-zero", SCS, 2, ("s.cfg:", "ArrayHeight", "positive integer"), s__cfg=cfg(
     "ArrayHeight:    32", "ArrayHeight: 0"), t__csv=GOOD_TOPO)
-case("cfg-height-huge", SCS, 3, ("t.csv", "over budget"), s__cfg=cfg("ArrayHeight:    32", "ArrayHeight: 100000000"),
+# a 10^8-row array: steps are folds, and memory follows steps, not rows
+case("cfg-height-huge", SCS, 0, (), s__cfg=cfg("ArrayHeight:    32", "ArrayHeight: 100000000"),
      t__csv=GOOD_TOPO)
 case("cfg-bad-dataflow", SCS, 2, ("s.cfg:", "Dataflow"), s__cfg=cfg("Dataflow : ws", "Dataflow : xy"), t__csv=GOOD_TOPO)
 case("cfg-bad-interface", SCS, 2, ("s.cfg:", "InterfaceBandwidth"), s__cfg=cfg("InterfaceBandwidth: CALC",

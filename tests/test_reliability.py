@@ -293,31 +293,41 @@ def test_over_budget_refused_before_running_with_the_way_out():
     assert "marvel15.yaml" in line
 
 
-def test_memory_budget_refuses_a_billion_pes():
-    """pe_array.count 1e9 on a tiny layer was killed by the kernel at 24 GB; now refused."""
-    line = assert_one_error(cli("simulate", "--hw", "eyeriss_like", "--set", "pe_array.count=1000000000",
-                                "--mapping", str(TINY), "--layer", "conv"), 3, "over budget", "of memory",
-                            "--max-memory")
-    assert "steps x 1,000,000,000 PEs" in line
+def test_a_billion_pes_runs_in_the_simulator_and_is_refused_by_the_analytical_model():
+    """pe_array.count 1e9 on a tiny layer was killed by the kernel at 24 GB. The simulator's
+    memory now follows iteration cases, not PEs: the layer runs. The analytical model still
+    holds one row per case and PE in use: refused up front with the estimate."""
+    result = cli("simulate", "--hw", "eyeriss_like", "--set", "pe_array.count=1000000000",
+                 "--mapping", str(TINY), "--layer", "conv")
+    assert result.exit_code == 0, result.output
     assert_one_error(cli("analyze", "--hw", "eyeriss_like", "--set", "pe_array.count=1000000000",
                          "--mapping", str(TINY), "--layer", "conv"), 3, "over budget", "cases x 1,000,000,000 PEs")
 
 
 def test_estimate_and_budget_units():
-    """MARVEL's L6 on eyeriss_like, nvdla_like: 50,176 steps on 168 PEs; time 0.2 s + 1 us x
-    50,176 x 168 + 4 us x 50,176 = 8.83 s; memory 60 MB + 1 kB x 2**18 + 400 B x 50,176."""
+    """MARVEL's L6 on eyeriss_like, nvdla_like: 50,176 steps (two loops of 224 trips, 3 classes
+    each: 9 iteration cases) on 168 PEs. Warped: executes min(50,176, 9 x 100) = 900 steps, 6
+    events each = 5,400 events; time 0.2 s + 1 ms x 9 + 10 us x 5,400 = 0.263 s; memory 50 MB +
+    8 kB x 9 = 52,502,528 B. Every step executed (a trace): 50,176 x 6 = 301,056 events, 0.2 +
+    0.009 + 3.01056 = 3.21956 s; memory 52,502,528 + 1,300 B x 50,176 = 117,731,328 B (112 MB,
+    rounded up 113M)."""
     hw = load_hardware("eyeriss_like")
     _, jobs = jobs_from_network("marvel15", "nvdla_like", hw, "L6_CONV1")
     estimate = estimate_layer(prepare(jobs[0], hw))
-    assert (estimate.steps, estimate.used_pes) == (50176, 168)
-    assert estimate.wall_seconds == pytest.approx(0.2 + 1e-6 * 50176 * 168 + 4e-6 * 50176)
-    assert estimate.peak_bytes == 60 * 2**20 + 1024 * 2**18 + 400 * 50176
+    assert (estimate.steps, estimate.cases, estimate.used_pes, estimate.events) == (50176, 9, 168, 5400)
+    assert estimate.wall_seconds == pytest.approx(0.2 + 1e-3 * 9 + 10e-6 * 5400)
+    assert estimate.peak_bytes == 50 * 2**20 + 8 * 2**10 * 9
     assert estimate_layer(prepare(jobs[0], hw), RunKind(simulations=7)).wall_seconds == \
         pytest.approx(7 * estimate.wall_seconds)
+    traced = estimate_layer(prepare(jobs[0], hw), RunKind(unrolled=True))
+    assert traced.events == 301056 and traced.wall_seconds == pytest.approx(3.21956)
+    assert traced.peak_bytes == 117_731_328
     check_budget(estimate, Budget(50176, 2**40))
-    with pytest.raises(ResourceError, match=r"an estimated 335 MB of memory, over --max-memory 256 MB \(pass "
-                                            r"--max-memory 336M"):
-        check_budget(estimate, Budget(max_memory_bytes=2**28))
+    with pytest.raises(ResourceError, match=r"an estimated 112 MB of memory, over --max-memory 64 MB \(pass "
+                                            r"--max-memory 113M"):
+        check_budget(traced, Budget(max_memory_bytes=2**26))
+    with pytest.raises(ResourceError, match=r"50,176 steps, over --max-steps 50,175"):
+        check_budget(estimate, Budget(50175))
     assert parse_size("8G") == 8 * 2**30 and parse_size("512mb") == 512 * 2**20 and parse_size("1000") == 1000
     for bad in ("", "-1G", "8Q", "inf", "nanG"):
         with pytest.raises(ValueError):

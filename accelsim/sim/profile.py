@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import product
 from math import prod
 
@@ -262,12 +263,33 @@ class _Grouping:
                        members)
 
 
+def _full_row_rank(matrix: np.ndarray) -> bool:
+    """Whether the integer ``matrix``'s rows are linearly independent (exact: Gaussian
+    elimination over the rationals)."""
+    rows = [[Fraction(int(v)) for v in row] for row in matrix]
+    rank, cols = 0, len(rows[0]) if rows else 0
+    for c in range(cols):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][c] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][c] != 0:
+                factor = rows[r][c] / rows[rank][c]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank == len(rows)
+
+
 def _injective(velocity: np.ndarray, units: list[int]) -> bool:
     """Whether ``u -> velocity^T u`` is one-to-one on the sub-unit tuples (levels given by the
     rows of ``velocity``, level l ranging over ``[0, units[l])``)."""
-    if not units:
+    moving = [lv for lv, n in enumerate(units) if n > 1]  # a level with one sub-unit never varies
+    if not moving:
         return True
     size = prod(units)
+    if _full_row_rank(velocity[moving]):  # a linear map of full row rank is one-to-one everywhere
+        return True
     if size <= ENUMERATION_LIMIT:
         grid = np.stack(np.meshgrid(*(np.arange(n, dtype=np.int64) for n in units), indexing="ij"), -1)
         values = grid.reshape(-1, len(units)) @ velocity
