@@ -101,6 +101,16 @@ def depthwise_separable(batch: int | str = 1) -> onnx.ModelProto:
     return g.model(g.node("BatchNormalization", [p, scale, bias, mean, var], "bn"), "dw_separable")
 
 
+def grouped_block(batch: int | str = 1) -> onnx.ModelProto:
+    """ResNeXt-style: 1x1 conv -> 3x3 conv in 4 groups (each 8 filters over its own 8 channels)
+    -> 1x1 conv."""
+    g = GraphBuilder()
+    x = g.input("x", [batch, 16, 8, 8])
+    a = g.node("Relu", [g.conv(x, 16, 32, 1, "reduce", pad=0)], "reduce_relu")
+    a = g.node("Relu", [g.conv(a, 32, 32, 3, "grouped", group=4)], "grouped_relu")
+    return g.model(g.conv(a, 32, 64, 1, "expand", pad=0), "grouped_block")
+
+
 def mlp(batch: int | str = 1) -> onnx.ModelProto:
     """Flatten -> Gemm (transB) -> Relu -> MatMul + bias Add -> Relu -> Gemm."""
     g = GraphBuilder()

@@ -27,7 +27,7 @@ from accelsim.workload.onnx_import import import_onnx  # noqa: E402
 from accelsim.workload.tables import network_yaml  # noqa: E402
 
 BUILDERS = {"resnet_block": models.resnet_block, "depthwise_separable": models.depthwise_separable,
-            "mlp": models.mlp, "attention_block": models.attention_block}
+            "mlp": models.mlp, "attention_block": models.attention_block, "grouped_block": models.grouped_block}
 
 
 def _save(tmp_path: Path, model, name: str = "model") -> Path:
@@ -64,6 +64,17 @@ def test_depthwise_and_same_padding(tmp_path):
     assert (dw.name, dw.op.value, dw.sizes["Y"], dw.out_y, dw.sizes["C"]) == ("dw", "DWCONV", 17, 8, 8)
     assert pw.op.value == "PWCONV" and pw.name.startswith("conv_out")
     assert imported.skipped == {"Relu": ["dw_relu"], "BatchNormalization": ["bn"]}
+
+
+def test_grouped_convolution_is_ngconv(tmp_path):
+    """group 4 over 32 channels with 32 filters: G = 4 groups of K = 32 / 4 = 8 filters over
+    C = 32 / 4 = 8 channels; 3x3 with pad 1 on 8x8: Y = X = 10, output 8x8; MACs
+    4 x 8 x 8 x 9 x 64 = 147,456 (ONNX: 32 filters x 8 channels each x 9 x 64, the same)."""
+    net = import_onnx(_save(tmp_path, models.grouped_block())).network
+    layer = net.layer("grouped")
+    assert (layer.op.value, {d: layer.sizes[d] for d in ("G", "K", "C", "R", "S", "Y", "X")}) == \
+        ("NGCONV", {"G": 4, "K": 8, "C": 8, "R": 3, "S": 3, "Y": 10, "X": 10})
+    assert layer.macs == 147_456
 
 
 def test_mlp_layers_are_fc_and_bias_add_is_listed(tmp_path):
@@ -177,7 +188,6 @@ def test_other_nodes_are_skipped_and_refused_with_strict(tmp_path, op, shapes, c
 
 @pytest.mark.parametrize("op, shapes, attrs, message", [
     ("Conv", [[1, 4, 9, 9], [4, 4, 3, 3]], {"dilations": [2, 2]}, r"has dilation 2x2 \(dilated convolutions"),
-    ("Conv", [[1, 4, 9, 9], [8, 2, 3, 3]], {"group": 2}, "has 2 groups of 2 input channels"),
     ("Conv", [[1, 4, 9], [4, 4, 3]], {}, "has a 1-D convolution"),
     ("MatMul", [[2, 3, 4], [1, 4, 5]], {}, r"has batch dimensions \[2\] and \[1\] that broadcast"),
 ])
@@ -267,6 +277,16 @@ def test_simulate_network_onnx_macs_per_layer(tmp_path):
     assert "InputWarning" not in result.stderr  # one warning line, not Python's warning format
     rows = json.loads(out.read_text())
     assert {row["layer"]: row["macs"] for row in rows} == models.onnx_macs(model)
+
+
+@pytest.mark.parametrize("style", ["nvdla_like", "eyeriss_like"])
+def test_grouped_model_simulates_with_the_graphs_macs(tmp_path, style):
+    model = models.grouped_block()
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["simulate", "--hw", "eyeriss_like", "--network", str(_save(tmp_path, model)),
+                                       "--style", style, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert {row["layer"]: row["macs"] for row in json.loads(out.read_text())} == models.onnx_macs(model)
 
 
 def test_import_onnx_command(tmp_path):

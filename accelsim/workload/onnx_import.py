@@ -4,7 +4,8 @@ Shapes come from ONNX shape inference after the batch size is fixed; weights are
 (external data is not loaded), only the shapes of tensors. Each node becomes at most one layer:
 
 - ``Conv`` (2-D): ``CONV2D``, ``PWCONV`` for a 1x1 kernel, ``DWCONV`` when every input channel
-  has its own single filter (``group`` = C = K). ``Y``/``X`` are the input sizes plus the top and
+  has its own single filter (``group`` = C = K), ``NGCONV`` for other groups (``G`` = group,
+  ``K`` and ``C`` per group, as MAESTRO's grouped convolution). ``Y``/``X`` are the input sizes plus the top and
   bottom (left and right) padding, so ``floor((Y - R) / stride) + 1`` is ONNX's output size. The
   bias is not a MAC and is left out.
 - ``Gemm`` and ``MatMul`` whose second operand is a constant matrix (an initializer or a
@@ -21,8 +22,8 @@ Every other node (pooling, activations, normalization, reshapes, an ``Add`` of a
 with broadcasting, ...) is *skipped*: :attr:`OnnxImport.skipped` lists them by kind, and the CLI
 prints that list once per model as a warning. ``strict=True`` refuses such a model instead.
 ``Constant`` nodes only provide values and are not listed. A ``Conv``, ``Gemm`` or ``MatMul``
-with something accelsim cannot represent (dilation, groups other than depthwise, other than
-2-D, batch dimensions that broadcast) is refused: leaving it out would drop MACs.
+with something accelsim cannot represent (dilation, other than 2-D, batch dimensions that
+broadcast) is refused: leaving it out would drop MACs.
 
 Layer names are the node names, or the node's first output name where the node has no name
 (or a name an earlier node already took).
@@ -249,9 +250,13 @@ class _Importer:
                 del sizes["R"], sizes["S"]
         elif group == c and c_per_group == 1 and k == c:
             op = OpType.DWCONV
+        elif c == group * c_per_group and k % group == 0:
+            # grouped (ResNeXt): G groups, each k / G filters over its own c / G channels
+            op = OpType.NGCONV
+            sizes.update(G=group, K=k // group, C=c_per_group)
         else:
-            raise self._refuse(node, name, f"{group} groups of {c_per_group} input channels (grouped convolution "
-                                           "other than depthwise is not an operator of this version)")
+            raise self._refuse(node, name, f"{group} groups of {c_per_group} input channels for {c} channels and {k} "
+                                           "filters (ONNX requires both to divide into the groups)")
         layer = self._build(node, name, op, sizes, strides[0], strides[1])
         self._check_output(node, layer, (n, k, layer.out_y, layer.out_x))
         return layer
