@@ -18,6 +18,7 @@ import errno
 import functools
 import json
 import os
+import time
 import signal
 import sys
 import warnings
@@ -406,7 +407,7 @@ class _Run(RunObserver):
                  checker: Callable[[CompiledMapping], LayerEstimate | None], show: bool = True,
                  before_first: Callable[[], None] | None = None):
         style = choose_style(progress, sys.stderr) if show else "off"
-        heartbeat = float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
+        heartbeat = _heartbeat_seconds()
         self.display = ProgressDisplay(name, len(names), style, heartbeat_seconds=heartbeat)
         self.name = name
         self.names = names
@@ -1080,14 +1081,17 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
 @click.option("--work-budget", type=float, default=None,
               help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
-                   "default 200000; sim: steps x PEs, default 1000000); candidates above are skipped.")
+                   "default 200000; sim: iteration cases, default 200000); candidates above are skipped.")
+@click.option("--style-seeds/--no-style-seeds", default=True, show_default=True,
+              help="Score the named styles' mappings of each layer first (GAMMA starts from those that are "
+                   "genomes), so the best is never worse than the best style under the scoring model.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
 def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, out_dir,
-                   resume, progress) -> None:
+                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
+                   out_dir, resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
@@ -1099,7 +1103,8 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
-                                  model, mode, top_k, seed, max_levels, population, min_utilization, work_budget)
+                                  model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
+                                  style_seeds)
         executor = make_executor(workers, scheduler)
         with _search_bar(progress, settings) as advance:
             summary = run_search(settings, Path(out_dir), executor, resume, advance)
@@ -1114,12 +1119,30 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     click.echo(f"wrote {out_dir}")
 
 
+def _heartbeat_seconds() -> float:
+    """Seconds between progress lines without a terminal (``ACCELSIM_HEARTBEAT_SECONDS``, default 30)."""
+    return float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
+
+
 @contextmanager
 def _search_bar(progress: bool | None, settings):
-    """A tqdm bar over the candidates to score, showing the best cost so far."""
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show:
+    """A tqdm bar over the candidates to score, showing the best cost so far (on a terminal or
+    with --progress); without a terminal a line on stderr every 30 s; nothing with --no-progress."""
+    style = choose_style(progress, sys.stderr)
+    if style == "off":
         yield None
+        return
+    if style == "lines":
+        clock, every = time.monotonic, _heartbeat_seconds()
+        state = {"scored": 0, "next": clock() + every}
+
+        def heartbeat(scored: int, best: float | None) -> None:
+            state["scored"] += scored
+            if clock() >= state["next"]:
+                state["next"] = clock() + every
+                shown = f", best {settings.objective} {best:,.4g}" if best is not None else ""
+                click.echo(f"accelsim: search: {state['scored']:,} candidates scored{shown}", err=True)
+        yield heartbeat
         return
     from tqdm import tqdm
 

@@ -228,3 +228,40 @@ def test_readme_mapper_guide_runs():
     namespace = {}
     exec(compile(blocks[1], "README.md", "exec"), namespace)
     assert namespace["study"].best_value < float("inf")
+
+
+def test_style_seeds_make_the_best_at_least_the_best_style(network, tmp_path):
+    """Each layer's named-style mappings are scored first (one row per distinct schedule, ahead of
+    the mapper's), so the search's best never costs more than the best style under the model;
+    --no-style-seeds starts from the mapper alone."""
+    from accelsim.hw.loader import load_hardware
+    from accelsim.search.session import style_seeds
+    from accelsim.workload.tables import load_network
+
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=4", "pe_array.cols=4"])
+    summary = run_search(settings(network, budget=12), tmp_path / "seeded", InProcess())
+    rows = stored(tmp_path / "seeded")
+    for layer, entry in zip(load_network(str(network)).layers, summary["layers"]):
+        mine = rows[rows["layer"] == layer.name]
+        seeds = style_seeds(layer, hw)
+        kinds = mine["encoding"].tolist()  # in the order scored: the styles' directives, then genomes
+        leading = next((i for i, kind in enumerate(kinds) if kind != "directives"), len(kinds))
+        assert 1 <= leading <= len(seeds) and set(kinds[leading:]) <= {"genome"}, (layer.name, kinds)
+        best_style = mine.head(leading).query("status == 'ok'")["cost"].min()
+        assert entry["best"]["cost"] <= best_style
+    plain = run_search(settings(network, budget=12, style_seeds=False), tmp_path / "plain", InProcess())
+    assert plain["settings"]["style_seeds"] is False
+    assert (stored(tmp_path / "plain")["encoding"] == "genome").all()
+
+
+def test_search_without_a_terminal_writes_progress_lines(network, tmp_path, monkeypatch):
+    """No terminal (CliRunner's stderr is not one) and no --no-progress: a line on stderr at
+    every heartbeat (here every 0 s)."""
+    monkeypatch.setenv("ACCELSIM_HEARTBEAT_SECONDS", "0")
+    result = run(*HW, "--network", str(network), "--budget", "10", "--max-levels", "1", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("accelsim: search: ")]
+    assert lines and "candidates scored" in lines[-1]
+    quiet = run(*HW, "--network", str(network), "--budget", "10", "--max-levels", "1", "--no-progress",
+                "--out", str(tmp_path / "q"))
+    assert quiet.exit_code == 0 and "accelsim: search:" not in quiet.stderr

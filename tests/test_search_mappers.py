@@ -161,3 +161,17 @@ def test_random_genomes_are_often_legal_on_eyeriss():
     with Evaluator("eyeriss_like", CONV) as ev:
         frame = ev.evaluate([space.random_genome(rng) for _ in range(40)])
     assert (frame["status"] == "ok").mean() > 0.3
+
+
+def test_gamma_first_generation_starts_from_its_seeds():
+    """Seeds that are genomes of the space open generation 0 (duplicates once, at most half the
+    population); a seed outside the space (a tile the space does not offer) is left out."""
+    space = SearchSpace.default(CONV, HW.num_pes, max_levels=2)
+    rng = random.Random(7)
+    inside = [space.random_genome(rng, 1) for _ in range(3)]
+    genes = inside[0].levels[0]
+    outside = type(inside[0])(((type(genes[0])(genes[0].dim, 10**6), *genes[1:]),), ())
+    mapper = GammaMapper(space, seed=0, population=10, seeds=(inside[0], inside[0], inside[1], outside, inside[2]))
+    first = mapper.ask()
+    assert first[:3] == [inside[0], inside[1], inside[2]] and outside not in first and len(first) == 10
+    assert mapper.info()["seeded"] == 3

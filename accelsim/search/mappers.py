@@ -10,7 +10,8 @@ children come from a parent subset (the best quarter): crossover interchanges ti
 parents, mutation picks a new parallel dimension or a new tile or cluster size, reorder swaps two
 genes, growth appends a random innermost level, aging removes it. An illegal genome's fitness is
 -inf (the thesis' constraint handling); the next population is the best of parents and
-children, one genome per schedule.
+children, one genome per schedule. Known genomes (``seeds``: the named styles' mappings that are
+genomes of the space) may start the first generation in place of random ones.
 
 Exhaustive (dMazeRunner, Sec. 4.2): every genome of the space, except that loop orders are only
 told apart among the loops that iterate (a dimension whose tile equals its parent's makes no
@@ -101,7 +102,8 @@ class GammaMapper:
 
     name = "gamma"
 
-    def __init__(self, space: SearchSpace, seed: int = 0, population: int = 50, rates: GammaRates = GammaRates()):
+    def __init__(self, space: SearchSpace, seed: int = 0, population: int = 50, rates: GammaRates = GammaRates(),
+                 seeds: tuple[Genome, ...] = ()):
         if population < 2:
             raise ValueError(f"a population needs at least 2 genomes, got {population}")
         self.space, self.size, self.rates, self.seed = space, population, rates, seed
@@ -109,10 +111,13 @@ class GammaMapper:
         self.population: list[_Member] = []
         self.generation = 0
         self._asked: list[Genome] = []
+        # known genomes that start the first generation (those of the space, at most half of it)
+        self.seeds = tuple(g for g in dict.fromkeys(seeds) if space.repair(g) == g)[:population // 2]
 
     def ask(self) -> list[Candidate]:
         if self.generation == 0:
-            self._asked = [self.space.random_genome(self.rng, self.space.min_levels) for _ in range(self.size)]
+            self._asked = list(self.seeds) + [self.space.random_genome(self.rng, self.space.min_levels)
+                                              for _ in range(self.size - len(self.seeds))]
         else:
             self._asked = [self._child() for _ in range(self.size)]
         return list(self._asked)
@@ -130,7 +135,7 @@ class GammaMapper:
         self.generation += 1
 
     def info(self) -> dict[str, Any]:
-        return {"mapper": self.name, "seed": self.seed, "population": self.size,
+        return {"mapper": self.name, "seed": self.seed, "population": self.size, "seeded": len(self.seeds),
                 "generations": self.generation, "rates": asdict(self.rates)}
 
     # ------------------------------------------------------------------------------ operators

@@ -9,13 +9,14 @@ for ``STALL_BATCHES`` batches in a row has converged and the loop stops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import isnan
 from typing import Any
 
 import pandas as pd
 
+from accelsim.search.candidates import Candidate
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import Mapper
 
@@ -49,14 +50,25 @@ def best_row(frame: pd.DataFrame) -> dict[str, Any] | None:
     return {str(column): value for column, value in ok.iloc[ok["cost"].argmin()].items()}
 
 
-def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None) -> LayerSearch:
-    """Ask ``mapper`` for candidates and score them with ``evaluator`` until ``budget`` new
-    schedules are scored (or the mapper is done or stalls); ``on_rows`` gets each batch's new
-    rows as they come (to save them, or advance a progress bar)."""
+def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None,
+           seeds: Sequence[Candidate] = ()) -> LayerSearch:
+    """Score ``seeds`` first (known mappings, e.g. the named styles'; they count against the
+    budget and are not told to the mapper), then ask ``mapper`` for candidates and score them with
+    ``evaluator`` until ``budget`` new schedules are scored (or the mapper is done or stalls);
+    ``on_rows`` gets each batch's new rows as they come (to save them, or advance a progress
+    bar)."""
     if budget < 1:
         raise ValueError(f"the budget must be at least 1, got {budget}")
     frames: list[pd.DataFrame] = []
     used, idle, stopped = 0, 0, "budget"
+    if seeds:
+        frame = evaluator.evaluate(list(seeds), limit=budget)
+        new = frame[frame["new"]]
+        used += len(new)
+        if len(new):
+            frames.append(new)
+            if on_rows is not None:
+                on_rows(new)
     while used < budget:
         batch = mapper.ask()
         if not batch:

@@ -1,7 +1,8 @@
 """``accelsim search``: search every layer of a network or mapping file and keep what it finds.
 
-For each layer a mapper (random, gamma, exhaustive) proposes genomes of the layer's default
-:class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
+For each layer the named styles' mappings are scored first (``style_seeds``; GAMMA's first
+generation starts from those that are genomes), then a mapper (random, gamma, exhaustive)
+proposes genomes of the layer's default :class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
 the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
 and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
 the best mapping of each finished layer (``best.m``), the summary and the convergence plot.
@@ -22,12 +23,15 @@ from typing import Any
 import pandas as pd
 
 from accelsim import __version__
-from accelsim.errors import InputError
+from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import Directive
 from accelsim.mapping.jobs import Job, jobs_from_maestro
+from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
+from accelsim.search.genome import Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.search.models import SIMULATOR, model_names
@@ -72,6 +76,7 @@ class SearchSettings:
     population: int = 50
     min_utilization: float = 0.5
     work_budget: float | None = None  # per candidate, for the scoring model; None: its default
+    style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
 
     def __post_init__(self) -> None:
         if (self.network is None) == (self.mapping is None):
@@ -98,9 +103,34 @@ class SearchSettings:
         return out
 
 
-def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec) -> Mapper:
+def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
+    """The mappings of ``layer`` in each named style that can map it on ``hw`` (in the order of
+    :data:`~accelsim.mapping.styles.STYLES`): where a search starts, so that its best is never
+    worse than the best named style under the scoring model."""
+    seeds = []
+    for style in STYLES:
+        try:
+            seeds.append(tuple(style_mapping(style, layer, hw)))
+        except (InputError, MappingError):
+            continue  # this style cannot map this layer on this hardware
+    return seeds
+
+
+def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
+    """The dataflows that are genomes (one SpatialMap per level, windows advancing by their size)."""
+    genomes = []
+    for dataflow in dataflows:
+        try:
+            genomes.append(genome_from_directives(layer, dataflow, num_pes))
+        except (InputError, MappingError, ValueError):  # ValueError: more levels than a genome has
+            continue
+    return tuple(genomes)
+
+
+def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
+                seeds: tuple[Genome, ...] = ()) -> Mapper:
     if settings.mapper == "gamma":
-        return GammaMapper(space, settings.seed, settings.population)
+        return GammaMapper(space, settings.seed, settings.population, seeds=seeds)
     if settings.mapper == "random":
         return RandomMapper(space, settings.seed)
     return ExhaustiveMapper(space, hw, settings.min_utilization)
@@ -166,7 +196,9 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
             saved = mine[mine["model"] == screen]
             ev.preload(saved)
             saver = _Saver(directory, set(saved["key"]), progress, True)
-            found = search(ev, make_mapper(settings, space, hw), settings.budget, saver)
+            seeds = style_seeds(layer, hw) if settings.style_seeds else []
+            mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
+            found = search(ev, mapper, settings.budget, saver, seeds)
         screen_seconds = time.perf_counter() - start
         reranking = None
         if settings.model == TWO_STAGE:
