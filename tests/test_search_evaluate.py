@@ -181,6 +181,9 @@ def test_style_mappings_as_genomes():
     assert frame.key.nunique() == 1
     with pytest.raises(InputError, match="genome"):
         genome_from_directives(CONV, style_mapping("eyeriss_like", CONV, hw), hw.num_pes)
+    maeri = style_mapping("maeri_like", CONV, hw)  # four cluster levels: K, C, R, S
+    with pytest.raises(InputError, match="a genome has at most 3 levels; this mapping has 4"):
+        genome_from_directives(CONV, maeri, hw.num_pes)
 
 
 def test_genome_text_and_decoding():

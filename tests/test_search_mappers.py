@@ -9,6 +9,7 @@ import pytest
 
 from accelsim.hw.loader import load_hardware
 from accelsim.search import Evaluator
+from accelsim.search.genome import Gene, Genome
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, RandomMapper, enumerate_space, spatial_utilization
 from accelsim.search.run import rerank, search
 from accelsim.search.space import SearchSpace, default_sizes
@@ -170,7 +171,7 @@ def test_gamma_first_generation_starts_from_its_seeds():
     rng = random.Random(7)
     inside = [space.random_genome(rng, 1) for _ in range(3)]
     genes = inside[0].levels[0]
-    outside = type(inside[0])(((type(genes[0])(genes[0].dim, 10**6), *genes[1:]),), ())
+    outside = Genome(((Gene(genes[0].dim, 10**6), *genes[1:]),), ())
     mapper = GammaMapper(space, seed=0, population=10, seeds=(inside[0], inside[0], inside[1], outside, inside[2]))
     first = mapper.ask()
     assert first[:3] == [inside[0], inside[1], inside[2]] and outside not in first and len(first) == 10

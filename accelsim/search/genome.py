@@ -27,6 +27,8 @@ from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import compile_mapping
 from accelsim.workload.ops import Layer
 
+MAX_LEVELS = 3  # cluster levels of a genome (GAMMA's encoding: one to three)
+
 
 @dataclass(frozen=True)
 class Gene:
@@ -45,8 +47,8 @@ class Genome:
     clusters: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not 1 <= len(self.levels) <= 3:
-            raise ValueError(f"a genome has 1 to 3 levels, got {len(self.levels)}")
+        if not 1 <= len(self.levels) <= MAX_LEVELS:
+            raise ValueError(f"a genome has 1 to {MAX_LEVELS} levels, got {len(self.levels)}")
         if len(self.clusters) != len(self.levels) - 1:
             raise ValueError(f"{len(self.levels)} levels need {len(self.levels) - 1} cluster sizes, "
                              f"got {len(self.clusters)}")
@@ -97,6 +99,8 @@ def genome_from_directives(layer: Layer, dataflow: tuple[Directive, ...] | list[
     other mapping. Read through the compiler: input windows become output windows, unmentioned
     dimensions whole; directives that do not loop (one window) may stand anywhere."""
     cm = compile_mapping(layer, dataflow, num_pes, check_legality=False)
+    if len(cm.levels) > MAX_LEVELS:
+        raise InputError(f"a genome has at most {MAX_LEVELS} levels; this mapping has {len(cm.levels)}")
     levels = []
     for i, level in enumerate(cm.levels):
         spatial = level.spatial

@@ -20,6 +20,7 @@ from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
+from accelsim.mapping.geometry import case_count
 from accelsim.mapping.jobs import Job
 from accelsim.model_options import MODES, check_mode
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
@@ -67,8 +68,6 @@ def work_estimate(model: str, cm: CompiledMapping) -> int | None:
     estimated for this model)."""
     if model not in ("analytical", SIMULATOR):
         return None
-    from accelsim.mapping.geometry import case_count
-
     cases = case_count(cm)
     return cases * cm.used_pes if model == "analytical" else cases
 

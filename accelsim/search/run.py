@@ -60,15 +60,18 @@ def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallb
     if budget < 1:
         raise ValueError(f"the budget must be at least 1, got {budget}")
     frames: list[pd.DataFrame] = []
-    used, idle, stopped = 0, 0, "budget"
-    if seeds:
-        frame = evaluator.evaluate(list(seeds), limit=budget)
+
+    def take(frame: pd.DataFrame) -> int:
+        """Keep (and pass on) the frame's new rows; how many there were."""
         new = frame[frame["new"]]
-        used += len(new)
         if len(new):
             frames.append(new)
             if on_rows is not None:
                 on_rows(new)
+        return len(new)
+
+    used = take(evaluator.evaluate(list(seeds), limit=budget)) if seeds else 0
+    idle, stopped = 0, "budget"
     while used < budget:
         batch = mapper.ask()
         if not batch:
@@ -76,13 +79,9 @@ def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallb
             break
         frame = evaluator.evaluate(batch, limit=budget - used)
         mapper.tell(frame)
-        new = frame[frame["new"]]
-        used += len(new)
-        idle = 0 if len(new) else idle + 1
-        if len(new):
-            frames.append(new)
-            if on_rows is not None:
-                on_rows(new)
+        scored = take(frame)
+        used += scored
+        idle = 0 if scored else idle + 1
         if idle >= STALL_BATCHES:
             stopped = "stalled"
             break

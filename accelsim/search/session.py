@@ -31,7 +31,7 @@ from accelsim.mapping.jobs import Job, jobs_from_maestro
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
-from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.search.models import SIMULATOR, model_names
@@ -88,7 +88,7 @@ class SearchSettings:
                    f"{', '.join(search_models())}")),
                   (self.budget >= 1, f"--budget must be at least 1, got {self.budget}"),
                   (self.top_k >= 1, f"--top-k must be at least 1, got {self.top_k}"),
-                  (1 <= self.max_levels <= 3, f"--max-levels must be 1, 2 or 3, got {self.max_levels}"),
+                  (1 <= self.max_levels <= MAX_LEVELS, f"--max-levels must be 1, 2 or 3, got {self.max_levels}"),
                   (self.population >= 2, f"--population must be at least 2, got {self.population}"),
                   (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}"),
                   (self.work_budget is None or self.work_budget > 0,
@@ -122,7 +122,7 @@ def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int)
     for dataflow in dataflows:
         try:
             genomes.append(genome_from_directives(layer, dataflow, num_pes))
-        except (InputError, MappingError, ValueError):  # ValueError: more levels than a genome has
+        except (InputError, MappingError):
             continue
     return tuple(genomes)
 

@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from accelsim.search.genome import Gene, Genome
+from accelsim.search.genome import MAX_LEVELS, Gene, Genome
 from accelsim.workload.ops import Layer
 
 
@@ -46,8 +46,9 @@ class SearchSpace:
 
     def __post_init__(self) -> None:
         dims = self.layer.loop_nest().dims
-        if not 1 <= self.min_levels <= self.max_levels <= 3:
-            raise ValueError(f"levels must satisfy 1 <= min <= max <= 3, got {self.min_levels}..{self.max_levels}")
+        if not 1 <= self.min_levels <= self.max_levels <= MAX_LEVELS:
+            raise ValueError(f"levels must satisfy 1 <= min <= max <= {MAX_LEVELS}, got "
+                             f"{self.min_levels}..{self.max_levels}")
         if set(self.tiles) != set(dims):
             raise ValueError(f"tiles must name every dimension of {self.layer.name}: {' '.join(dims)}")
         for dim, sizes in self.tiles.items():
