@@ -229,7 +229,8 @@ class LayerSimulation:
         finished = self.start(context)
         context.run()
         context.leave()
-        result: LayerResult = finished.value
+        result = finished.value
+        assert isinstance(result, LayerResult)
         return result
 
     def start(self, context: SimContext, channel_priority: int = 0) -> simpy.Event:
@@ -316,7 +317,7 @@ class LayerSimulation:
         """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
         return int(self.env.now)
 
-    def _channel_request(self) -> simpy.Event:
+    def _channel_request(self) -> simpy.resources.resource.Request:
         """Ask for the off-chip channel (by priority where it grants by priority)."""
         if isinstance(self.dram, simpy.PriorityResource):
             return self.dram.request(priority=self.channel_priority)
