@@ -9,6 +9,7 @@ heuristics and simulates theirs.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -16,6 +17,7 @@ from accelsim.budget import Budget
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.estimate import RunKind, check_budget, estimate_layer
 from accelsim.system.analysis import JobTable, algorithm1
+from accelsim.system.gap import GapParts, attribute_gap
 from accelsim.system.run import Compiled, Schedule, SystemRun, simulate_schedule
 from accelsim.system.schedulers import Search, SearchResult, run_scheduler
 from accelsim.system.spec import System, load_system
@@ -41,6 +43,7 @@ class MulticoreSettings:
     score: Score = "alg1"
     seed: int = 0
     compare: tuple[str, ...] = ()
+    attribute_gap: bool = False
 
 
 @dataclass
@@ -51,6 +54,7 @@ class SchedulerOutcome:
     search: SearchResult
     run: SystemRun
     algorithm1_cycles: float
+    simulate_seconds: float
 
 
 @dataclass
@@ -61,6 +65,7 @@ class MulticoreReport:
     table: JobTable
     outcomes: list[SchedulerOutcome]
     settings: MulticoreSettings
+    gap: GapParts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         main = self.outcomes[0]
@@ -96,7 +101,9 @@ class MulticoreReport:
                         if run.makespan_cycles else 0.0},
             "compared": [{"scheduler": o.name, "makespan_cycles": o.run.makespan_cycles,
                           "algorithm1_makespan_cycles": o.algorithm1_cycles, "search_seconds": o.search.seconds,
+                          "simulate_seconds": o.simulate_seconds,
                           "evaluated": o.search.evaluated} for o in self.outcomes],
+            "gap_parts": self.gap.to_dict() if self.gap is not None else None,
             "job_table": self.table.to_rows(names),
             "events": run.events,
         }
@@ -110,10 +117,16 @@ class MulticoreReport:
         out = [format_table(("sub-accelerator", "style", "jobs", "busy_cycles", "util%"), rows, left=(0, 1))]
         table = [(o.name, f"{o.run.makespan_cycles:,}", f"{o.algorithm1_cycles:,.0f}",
                   f"{100 * (o.run.makespan_cycles / o.algorithm1_cycles - 1):+.2f}%" if o.algorithm1_cycles else "",
-                  f"{o.search.evaluated:,}", f"{o.search.seconds:.2f}")
+                  f"{o.search.evaluated:,}", f"{o.search.seconds:.2f}", f"{o.simulate_seconds:.1f}")
                  for o in self.outcomes]
-        out.append(format_table(("scheduler", "makespan_cycles", "algorithm1_cycles", "gap", "scored", "search_s"),
+        out.append(format_table(("scheduler", "makespan_cycles", "algorithm1_cycles", "gap", "scored", "search_s",
+                                 "simulate_s"),
                                 table, left=(0,)))
+        if self.gap is not None:
+            g = self.gap
+            out.append(f"gap to Algorithm 1: {g.simulated_cycles - g.algorithm1_cycles:+,.0f} cycles = burstiness "
+                       f"{g.burstiness_cycles:+,.0f} + arbitration {g.arbitration_cycles:+,.0f} + latency "
+                       f"{g.latency_cycles:+,}")
         return "\n".join(out)
 
 
@@ -151,9 +164,14 @@ def run_multicore(settings: MulticoreSettings, budget: Budget = NO_BUDGET,
         search = Search(table, fluid if settings.score == "alg1" else simulated, settings.seed)
         found = run_scheduler(scheduler, search, settings.budget)
         tell(f"{scheduler}: scored {found.evaluated:,} schedules in {found.seconds:.2f} s; simulating the best")
+        t0 = time.perf_counter()
         run = simulate_schedule(system, compiled, found.schedule, SimOptions())
-        outcomes.append(SchedulerOutcome(scheduler, found, run, fluid(found.schedule)))
-    return MulticoreReport(system, name, jobs, table, outcomes, settings)
+        outcomes.append(SchedulerOutcome(scheduler, found, run, fluid(found.schedule), time.perf_counter() - t0))
+    gap = None
+    if settings.attribute_gap:
+        tell("attributing the gap to Algorithm 1 (every job simulated alone)")
+        gap = attribute_gap(system, compiled, table, outcomes[0].search.schedule, outcomes[0].run.makespan_cycles)
+    return MulticoreReport(system, name, jobs, table, outcomes, settings, gap)
 
 
 def report_json(report: MulticoreReport, provenance: dict[str, Any]) -> str:

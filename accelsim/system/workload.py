@@ -34,6 +34,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 GROUPS["mix"] = GROUPS["vision"] + GROUPS["language"] + GROUPS["recommendation"]
 DEFAULT_GROUP_SIZE = 100
+BATCH_DIMS = {"GEMM": "M", "BMM": "B"}  # the batch dimension where it is not N
 
 
 @dataclass(frozen=True)
@@ -51,16 +52,15 @@ class WorkloadJob:
 
 
 def batched(layer: Layer, batch: int) -> Layer:
-    """``layer`` with its batch dimension (N, else M of a GEMM, else B) times ``batch``."""
+    """``layer`` with its batch dimension (a GEMM's rows M, a BMM's B, else N) times ``batch``."""
     if batch == 1:
         return layer
-    dims = operator(layer.op).dims
-    for dim in ("N", "M", "B"):
-        if dim in dims:
-            sizes = dict(layer.sizes)
-            sizes[dim] *= batch
-            return replace(layer, sizes=sizes)
-    raise InputError(f"layer {layer.name!r} ({layer.op.value}) has no batch dimension")
+    dim = BATCH_DIMS.get(layer.op.value, "N")
+    if dim not in operator(layer.op).dims:
+        raise InputError(f"layer {layer.name!r} ({layer.op.value}) has no batch dimension")
+    sizes = dict(layer.sizes)
+    sizes[dim] *= batch
+    return replace(layer, sizes=sizes)
 
 
 def interleave(per_network: list[list[tuple[str, Layer, int]]], group_size: int | None) -> list[WorkloadJob]:
