@@ -953,6 +953,8 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @click.option("--group-size", type=click.IntRange(1), default=100, show_default=True,
               help="Jobs of a workload group (the first ones in arrival order).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of magma and random.")
+@click.option("--top-k", type=click.IntRange(1), default=2, show_default=True,
+              help="With --score alg1: magma's best schedules simulated (with its seeds); the best simulated wins.")
 @click.option("--attribute-gap", is_flag=True,
               help="Split the gap to Algorithm 1 into burstiness, arbitration and latency (simulates every job alone).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
@@ -963,7 +965,7 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @_progress_option
 def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
               budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
-              attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
               progress: bool | None) -> None:
     """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
     from accelsim.system.command import MulticoreSettings, report_json, run_multicore
@@ -971,7 +973,7 @@ def multicore(system_ref: str, workload: str, networks: tuple[str, ...], schedul
 
     check_outputs({"--json": json_out, "--trace": trace_out}, force)
     settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
-                                 group_size, score, seed, compare, attribute_gap)  # type: ignore[arg-type]
+                                 group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
     say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
     with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
         report = run_multicore(settings, Budget(max_steps, max_memory), say)

@@ -133,8 +133,10 @@ def test_magma_keeps_its_best_seed():
     search = fake_search(20, 3, 1)
     seed = search.schedule(Individual(search.rng.integers(0, 3, 20), search.rng.random(20)))
     start = search.score_fn(seed)
-    best, score = magma(search, 300, population=20, seeds=(seed,))
+    ranked = magma(search, 300, population=20, seeds=(seed,))
+    score, best = ranked[0]
     assert score <= start and search.score_fn(best) == score
+    assert [r[0] for r in ranked] == sorted(r[0] for r in ranked)
 
 
 def test_presets_and_groups():
@@ -206,3 +208,6 @@ def test_run_multicore_reports_every_scheduler(tmp_path):
     assert [c["scheduler"] for c in doc["compared"]] == ["magma", "herald", "aimt", "random"]
     assert len(doc["jobs"]) == 4 and len(doc["job_table"]) == 4
     assert 0 < doc["sub_accelerators"][0]["utilization"] <= 1
+    # magma's schedule is the best simulated of its top schedules and its seeds (the heuristics')
+    makespan = {c["scheduler"]: c["makespan_cycles"] for c in doc["compared"]}
+    assert makespan["magma"] <= min(makespan["herald"], makespan["aimt"])

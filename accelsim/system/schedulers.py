@@ -63,6 +63,7 @@ class SearchResult:
     score: float
     evaluated: int
     seconds: float
+    candidates: tuple[Schedule, ...] = ()  # for a second stage to re-rank (magma: its best and its seeds)
 
 
 class Search:
@@ -161,8 +162,9 @@ def random_search(search: Search, budget: int) -> tuple[Schedule, float]:
 
 
 def magma(search: Search, budget: int, population: int = DEFAULT_POPULATION,
-          seeds: tuple[Schedule, ...] = ()) -> tuple[Schedule, float]:
-    """MAGMA's GA for ``budget`` scores (the first generation: ``seeds`` and random ones)."""
+          seeds: tuple[Schedule, ...] = ()) -> list[tuple[float, Schedule]]:
+    """MAGMA's GA for ``budget`` scores (the first generation: ``seeds`` and random ones); the
+    last generation's distinct schedules with their scores, best first."""
     rng, n, subs = search.rng, search.n_jobs, search.n_subs
     pop = [search.from_schedule(s) for s in seeds][:population]
     pop += [search.random_individual() for _ in range(population - len(pop))]
@@ -199,13 +201,17 @@ def magma(search: Search, budget: int, population: int = DEFAULT_POPULATION,
             children.append(son)
             child_scores.append(search.score(son))
         pop, scores = children, child_scores
-    best = int(np.argmin(scores))
-    return search.schedule(pop[best]), float(scores[best])
+    distinct: dict[Schedule, float] = {}
+    for i in np.argsort(scores, kind="stable"):
+        distinct.setdefault(search.schedule(pop[i]), float(scores[i]))
+    return [(score, schedule) for schedule, score in distinct.items()]
 
 
-def run_scheduler(name: str, search: Search, budget: int) -> SearchResult:
-    """Run scheduler ``name`` (one of SCHEDULERS); heuristics score their one schedule."""
+def run_scheduler(name: str, search: Search, budget: int, top_k: int = 2) -> SearchResult:
+    """Run scheduler ``name`` (one of SCHEDULERS); heuristics score their one schedule. MAGMA's
+    candidates for a second stage: its ``top_k`` best schedules and its two seeds."""
     t0 = time.perf_counter()
+    candidates: tuple[Schedule, ...] = ()
     if name == "herald":
         schedule = herald(search)
         score = search.score(search.from_schedule(schedule))
@@ -215,7 +221,10 @@ def run_scheduler(name: str, search: Search, budget: int) -> SearchResult:
     elif name == "random":
         schedule, score = random_search(search, budget)
     elif name == "magma":
-        schedule, score = magma(search, budget, seeds=(herald(search), aimt(search)))
+        seeds = (herald(search), aimt(search))
+        ranked = magma(search, budget, seeds=seeds)
+        score, schedule = ranked[0]
+        candidates = tuple(dict.fromkeys([s for _, s in ranked[:top_k]] + list(seeds)))
     else:
         raise ValueError(f"unknown scheduler {name!r}; expected one of {', '.join(SCHEDULERS)}")
-    return SearchResult(schedule, score, search.evaluated, time.perf_counter() - t0)
+    return SearchResult(schedule, score, search.evaluated, time.perf_counter() - t0, candidates)
