@@ -318,7 +318,7 @@ def main(argv: list[str]) -> int:
         print(f"{case.case_id}: {row['status']} cycles={row.get('cycles', '')}", flush=True)
         rows.append(row)
         if sums:
-            counters[case.case_id] = sums
+            counters[case.case_id] = {key: value for key, value in sums.items() if value}
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
@@ -327,7 +327,8 @@ def main(argv: list[str]) -> int:
         writer.writeheader()
         writer.writerows(rows)
     with open(os.path.join(out_dir, "counters.json"), "w") as fh:
-        json.dump(counters, fh, indent=1, sort_keys=True)
+        fh.write("{\n" + ",\n".join(f"{json.dumps(case_id)}: {json.dumps(sums, sort_keys=True)}"
+                                   for case_id, sums in counters.items()) + "\n}\n")
     return 0
 
 
