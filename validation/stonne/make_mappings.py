@@ -20,8 +20,9 @@ case into a mapping") in short:
   FIFO), never a temporal fold loop. Filter rows and columns are zipped with the input rows and
   columns (``SpatialMap(f,f) Y; SpatialMap(f,f) R``);
 * the TPU mesh: columns are clusters of ``ms_rows`` PEs (accelsim's systolic convention), N across
-  columns, M down the rows, K whole in each step; the M tile loop outside the N tile loop, as
-  STONNE's TPU_OS_DENSE controller iterates them.
+  columns (its spatial folds are STONNE's N tiles, so T_N must equal ms_cols), M down the rows, K
+  whole in each step; the M tile loop outside the N folds, as STONNE's TPU_OS_DENSE controller
+  iterates them.
 
 Standard library only; tests never run it (they read the files it wrote).
 """
@@ -96,7 +97,9 @@ def tpu_mapping(row: dict[str, str]) -> list[str]:
     K = _i(row, "gemm_K")
     T_M, T_N = _i(row, "T_M"), _i(row, "T_N_gemm")
     rows = _i(row, "ms_rows")
-    return [f"TemporalMap({T_M},{T_M}) M;", f"TemporalMap({T_N},{T_N}) N;", "SpatialMap(1,1) N;",
+    if T_N != _i(row, "ms_cols"):
+        raise ValueError(f"{row['case_id']}: T_N must equal ms_cols (the N folds are the array's columns)")
+    return [f"TemporalMap({T_M},{T_M}) M;", "SpatialMap(1,1) N;",
             f"TemporalMap({K},{K}) K;", f"Cluster({rows}, P);", "SpatialMap(1,1) M;"]
 
 

@@ -5,7 +5,6 @@ Type: GEMM
 Dimensions { M: 16, N: 16, K: 32 }
 Dataflow {
   TemporalMap(8,8) M;
-  TemporalMap(8,8) N;
   SpatialMap(1,1) N;
   TemporalMap(32,32) K;
   Cluster(8, P);

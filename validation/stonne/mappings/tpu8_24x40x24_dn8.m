@@ -5,7 +5,6 @@ Type: GEMM
 Dimensions { M: 24, N: 40, K: 24 }
 Dataflow {
   TemporalMap(8,8) M;
-  TemporalMap(8,8) N;
   SpatialMap(1,1) N;
   TemporalMap(24,24) K;
   Cluster(8, P);

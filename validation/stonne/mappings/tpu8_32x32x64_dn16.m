@@ -5,7 +5,6 @@ Type: GEMM
 Dimensions { M: 32, N: 32, K: 64 }
 Dataflow {
   TemporalMap(8,8) M;
-  TemporalMap(8,8) N;
   SpatialMap(1,1) N;
   TemporalMap(64,64) K;
   Cluster(8, P);

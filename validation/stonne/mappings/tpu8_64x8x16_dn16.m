@@ -5,7 +5,6 @@ Type: GEMM
 Dimensions { M: 64, N: 8, K: 16 }
 Dataflow {
   TemporalMap(8,8) M;
-  TemporalMap(8,8) N;
   SpatialMap(1,1) N;
   TemporalMap(16,16) K;
   Cluster(8, P);
