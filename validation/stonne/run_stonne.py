@@ -188,6 +188,9 @@ CASES: list[Case] = [
     gemm("tpu8_16x16x16_dn2", M=16, N=16, K=16, T_M=8, T_N=8, T_K=1, ms_rows=8, ms_cols=8, dn_bw=2, rn_bw=2),
     gemm("tpu8_64x8x16_dn16", M=64, N=8, K=16, T_M=8, T_N=8, T_K=1, ms_rows=8, ms_cols=8, dn_bw=16, rn_bw=16,
          note="8 stationary tiles down M"),
+    *[gemm(f"tpu8_1tile_dn{d}_rn{r}", M=8, N=8, K=16, T_M=8, T_N=8, T_K=1, ms_rows=8, ms_cols=8, dn_bw=d,
+           rn_bw=r, note="one stationary tile: fill/drain against read and write ports")
+      for d in (16, 8, 4, 2, 1) for r in (64, 16, 8, 4, 2, 1)],
     gemm("tpu16_64x64x32_dn32", M=64, N=64, K=32, T_M=16, T_N=16, T_K=1, ms_rows=16, ms_cols=16, dn_bw=32,
          rn_bw=32),
     gemm("tpu16_64x64x32_dn8", M=64, N=64, K=32, T_M=16, T_N=16, T_K=1, ms_rows=16, ms_cols=16, dn_bw=8, rn_bw=8),
