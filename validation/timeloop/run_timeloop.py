@@ -171,13 +171,24 @@ def _rename_keys(node: object) -> object:
     return node
 
 
+def _hyphenate_keys(node: object) -> object:
+    """Every mapping key with its underscores turned into hyphens, recursively (v3's sparse-optimisation keys)."""
+    if isinstance(node, dict):
+        return {k.replace("_", "-"): _hyphenate_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_hyphenate_keys(v) for v in node]
+    return node
+
+
 def adapt_frontend_dump(src: str, dst: str) -> None:
     """The 2024 front end's parsed-processed-input.yaml in the spelling timeloop-model v3.0.3 reads.
 
     Renames (meaning unchanged): problem ``data_spaces`` -> ``data-spaces`` and each data space's
     ``read_write`` -> ``read-write``; attributes in V3_ATTRIBUTE_NAMES. Drops the mapper's search
     inputs (``architecture_constraints``, ``mapper``, ``mapspace``), which do not change a model run,
-    and an empty ``mapping: []`` (it would hide the mapping file given after it).
+    and an empty ``mapping: []`` (it would hide the mapping file given after it). Sparse designs:
+    the density distribution ``fixed_structured`` -> ``fixed-structured`` and every key under
+    ``sparse_optimizations`` hyphenated (``action_optimization`` -> ``action-optimization``, ...).
     """
     with open(src) as fh:
         doc = yaml.safe_load(fh)
@@ -192,6 +203,11 @@ def adapt_frontend_dump(src: str, dst: str) -> None:
     if not doc.get("mapping"):
         doc.pop("mapping", None)
     doc["architecture"] = _rename_keys(doc["architecture"])
+    for density in (doc["problem"].get("instance", {}).get("densities") or {}).values():
+        if isinstance(density, dict) and density.get("distribution") == "fixed_structured":
+            density["distribution"] = "fixed-structured"
+    if "sparse_optimizations" in doc:
+        doc["sparse_optimizations"] = _hyphenate_keys(doc["sparse_optimizations"])
     with open(dst, "w") as fh:
         yaml.safe_dump(doc, fh, sort_keys=False)
 
