@@ -15,6 +15,7 @@ refused with their line.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import reprlib
 import stat
@@ -97,7 +98,7 @@ def read_csv_rows(path: FilePath, what: str) -> list[tuple[int, list[str]]]:
     trailing empty cells (a trailing comma) dropped. ``what`` names the file's kind in the
     InputError raised when it cannot be read."""
     rows = []
-    reader = csv.reader(read_text(path, what).splitlines())
+    reader = csv.reader(io.StringIO(read_text(path, what), newline=""))  # a quoted cell may span lines
     while True:
         try:
             row = next(reader)

@@ -25,6 +25,22 @@ from accelsim.errors import InputError, ResourceError
 TRACE_META_FILE = "meta.json"  # every layer directory of a trace holds one
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP, CSV injection).
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A text cell of a CSV file a spreadsheet will not run: one starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading single quote (OWASP's rule), so a
+    layer named ``=HYPERLINK(...)`` stays text. Numbers are not text cells and are never changed."""
+    return "'" + cell if cell.startswith(FORMULA_LEADS) else cell
+
+
+def from_spreadsheet_safe(cell: str) -> str:
+    """The text :func:`spreadsheet_safe` was given (its quote removed)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_LEADS) else cell
+
+
 def _probe_writable(directory: Path, option: str, path: str) -> None:
     """Create and remove a file in ``directory``: the only test a read-only mount, a full
     quota or a permission set cannot fool."""

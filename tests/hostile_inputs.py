@@ -285,10 +285,15 @@ case("net-pwconv-r3", NET, 2, ("n.yaml:3:", "PWCONV"), n__yaml=network(
 case("net-filter-over-input", NET, 2, ("n.yaml", "larger than input"), n__yaml=network(
     "{name: a, type: CONV2D, K: 4, C: 4, R: 9, S: 3, Y: 8, X: 8}"))
 case("net-not-utf8", NET, 2, ("n.yaml:1:", "not UTF-8"), n__yaml=b"name: n\xe9t\n")
-case("net-alias-bomb", NET, 2, ("n.yaml:", "layer 0 (a)", "..."), n__yaml=(
+case("net-alias-bomb", NET, 2, ("n.yaml:", "alias bomb"), n__yaml=(
     "name: n\nlayers:\n  - name: a\n    type: FC\n    X: &x [1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
     + "".join(f"    {d}: &{d.lower()} [" + ", ".join([f"*{p.lower()}"] * 9) + "]\n"
               for p, d in zip("XYSRCK", "YSRCKN"))))
+# below the alias limit (9**5 values): loads, and the message shows the value cut short
+case("net-alias-bomb-small", NET, 2, ("n.yaml:", "layer 0 (a)", "..."), n__yaml=(
+    "name: n\nlayers:\n  - name: a\n    type: FC\n    X: &x [1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+    + "".join(f"    {d}: &{d.lower()} [" + ", ".join([f"*{p.lower()}"] * 9) + "]\n"
+              for p, d in zip("XYSR", "YSRC")) + "    K: 4\n"))
 case("net-python-tag", NET, 2, ("n.yaml:1:", "constructor"), n__yaml="name: !!python/name:os.system\n")
 case("net-huge-name", NET, 2, ("n.yaml:3:", "..."), n__yaml=network("{name: [" + "x, " * 20000 + "x], type: FC}"))
 case("net-unknown-bundled", "simulate --hw eyeriss_like --network nosuchnet --style nvdla_like", 2,

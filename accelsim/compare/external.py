@@ -9,7 +9,9 @@ and per tensor (``input``, ``filter``, ``output``) the columns ``<tensor> l1 rea
 buffering), so we multiply them by the word size. MAESTRO appends to an existing CSV on every
 run, so a layer that appears twice is refused rather than guessed. accelsim's own CSV (``simulate
 --csv``, recognised by its ``accelsim Version`` column) reads the same way, with its sizes
-already in bytes and only its ``complete`` rows taken.
+already in bytes and only its ``complete`` rows taken. A name written with a leading single quote
+before ``=``, ``+``, ``-`` or ``@`` (how accelsim's CSVs keep spreadsheets from running it) is
+read without the quote.
 
 SCALE-Sim's ``COMPUTE_REPORT.csv`` numbers layers 0, 1, ... in topology order
 (``LayerID``); we match them to the layers of the network in order. Our cycles include the
@@ -26,6 +28,7 @@ from typing import Sequence
 
 from accelsim.compare.metrics import Metrics
 from accelsim.input_files import read_csv_rows, shown
+from accelsim.output_files import from_spreadsheet_safe
 from accelsim.errors import InputError
 
 MAESTRO_TENSOR = {"input": "input", "filter": "weight", "output": "output"}
@@ -92,7 +95,7 @@ def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str,
         elif len(cells) != len(header):
             raise InputError(f"expected {len(header)} values (one per header column), got {len(cells)}",
                              source=source, line=line)
-        layer = cells[index["Layer Number"]]
+        layer = from_spreadsheet_safe(cells[index["Layer Number"]])
         metrics: Metrics = {}
         for column, metric in wanted.items():
             if column not in index:
