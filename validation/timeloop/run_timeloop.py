@@ -237,7 +237,8 @@ def parse_stats(text: str) -> tuple[dict[str, object], list[dict[str, object]]]:
         tensors = re.split(r"^    ([A-Za-z_0-9]+):\n", body.split("    STATS\n")[-1], flags=re.M)
         for j in range(1, len(tensors), 2):
             vals = {m.group(1): m.group(2) for m in map(_KEY.match, tensors[j + 1].splitlines()) if m}
-            if "Scalar reads (per-instance)" not in vals:
+            sparse = "Actual scalar reads (per-instance)" in vals
+            if not sparse and "Scalar reads (per-instance)" not in vals:
                 continue
             inst = float(vals["Utilized instances (max)"])
             row: dict[str, object] = {
@@ -248,16 +249,20 @@ def parse_stats(text: str) -> tuple[dict[str, object], list[dict[str, object]]]:
                 "utilized_capacity": int(vals.get("Utilized capacity", "0")),
             }
             for kind in ("reads", "updates", "fills"):
-                per = int(vals[f"Scalar {kind} (per-instance)"])
+                per = int(vals[f"Actual scalar {kind} (per-instance)" if sparse else f"Scalar {kind} (per-instance)"])
                 row[f"{kind}_per_instance"] = per
                 row[f"{kind}_total"] = int(round(per * inst))
+                row[f"algorithmic_{kind}_per_instance"] = (
+                    int(vals[f"Algorithmic scalar {kind} (per-instance)"]) if sparse else per)
             accesses.append(row)
     for line in text.split("\nSummary Stats\n")[-1].splitlines():
         if ":" in line and not line.startswith(" "):
             key, value = line.split(":", 1)
             summary[key.strip()] = value.strip()
     summary["compute_cycles"] = int(compute.get("Cycles", "0"))
-    summary["computes"] = int(compute.get("Computes (total)", "0"))
+    summary["computes"] = int(compute.get("Actual Computes (total)", compute.get("Computes (total)", "0")))
+    summary["algorithmic_computes"] = int(compute.get("Algorithmic Computes (total)",
+                                                      compute.get("Computes (total)", "0")))
     summary["compute_instances"] = int(compute.get("Utilized instances", "0"))
     return summary, accesses
 
@@ -316,6 +321,7 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
     cycles = int(summary["Cycles"])
     row.update(status="ok", cycles=cycles, compute_cycles=summary["compute_cycles"],
                compute_bound=cycles == summary["compute_cycles"], computes=summary["computes"],
+               algorithmic_computes=summary["algorithmic_computes"],
                compute_instances=summary["compute_instances"], utilization=summary.get("Utilization", ""),
                energy_uJ=summary.get("Energy", "").replace(" uJ", ""))
     for acc in accesses:
@@ -332,7 +338,8 @@ def counts_match_reference(accesses: list[dict[str, object]], path: str) -> str:
     with open(path) as fh:
         _, ref = parse_stats(fh.read())
     key = ("level", "tensor", "reads_total", "updates_total", "fills_total")
-    return str(sorted(tuple(a[k] for k in key) for a in accesses) == sorted(tuple(a[k] for k in key) for a in ref))
+    ours = sorted(tuple(a[k] for k in key) for a in accesses)
+    return str(bool(ours) and ours == sorted(tuple(a[k] for k in key) for a in ref))
 
 
 def _write_csv(path: str, rows: list[dict[str, object]], first: list[str]) -> None:
