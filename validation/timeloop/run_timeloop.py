@@ -2,19 +2,22 @@
 
 Usage (from the repository root)::
 
-    python validation/timeloop/run_timeloop.py TIMELOOP_BUILD_DIR EXERCISES_HEAD_DIR EXERCISES_2022_DIR validation/timeloop
+    python validation/timeloop/run_timeloop.py --build TIMELOOP_BUILD_DIR \
+        --exercises-head DIR --exercises-2022 DIR --timeloop DIR --timeloop-python DIR --gamma DIR \
+        validation/timeloop
 
-``TIMELOOP_BUILD_DIR`` holds ``timeloop-model`` and ``libtimeloop-mapper.so`` (v3.0.3);
-``EXERCISES_*_DIR`` are checkouts of Accelergy-Project/timeloop-accelergy-exercises at the two commits
-below (their ``workspace/`` folder inside). For every triple the script copies the files, as the
-repository has them, into ``triples/<triple_id>/``, prepares timeloop-model's input (for the 2024
-front-end dumps only: see ``adapt_frontend_dump``), runs timeloop-model in a temporary directory and
-parses its ``timeloop-model.stats.txt`` into ``references.csv`` (one row per triple) and
-``accesses.csv`` (one row per triple, storage level and tensor). Needs PyYAML. Tests never run it.
+``TIMELOOP_BUILD_DIR`` holds ``timeloop-model`` and ``libtimeloop-mapper.so`` (v3.0.3); each other
+directory is a checkout of one source repository at the commit ``SOURCES`` names. For every triple
+the script copies the files, as the repository has them, into ``triples/<triple_id>/``, prepares
+timeloop-model's input (only where v3.0.3 cannot read the file as written: see ``adapt_v4_spelling``),
+runs timeloop-model in a temporary directory and parses its ``timeloop-model.stats.txt`` into
+``references.csv`` (one row per triple) and ``accesses.csv`` (one row per triple, storage level and
+tensor). Needs PyYAML. Tests never run it.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import re
@@ -26,8 +29,17 @@ from dataclasses import dataclass
 
 import yaml
 
-HEAD_COMMIT = "2d5510807128e9bd5f1cad0705cdf2ec4612fd4e"
-OLD_COMMIT = "778460fb63ce6c3724b6fd6b5a0482bc5d8c2a25"
+# source key: (repository, commit, command-line option giving its checkout)
+SOURCES = {
+    "2024": ("Accelergy-Project/timeloop-accelergy-exercises", "2d5510807128e9bd5f1cad0705cdf2ec4612fd4e",
+             "exercises_head"),
+    "2022": ("Accelergy-Project/timeloop-accelergy-exercises", "778460fb63ce6c3724b6fd6b5a0482bc5d8c2a25",
+             "exercises_2022"),
+    "timeloop": ("NVlabs/timeloop", "4cf6d4cd043bc2a5d2eb02afa9063d7117a4dc11", "timeloop"),
+    "timeloop-python": ("Accelergy-Project/timeloop-python", "b8aaf2cde220df7c2ba9d051984fc360f20b57b2",
+                        "timeloop_python"),
+    "gamma": ("maestro-project/gamma-timeloop", "48a2cf905c04fa2a1b59328fc981977faabd53e5", "gamma"),
+}
 
 ISPASS_HEAD = "workspace/tutorial_exercises/01_accelergy_timeloop_2020_ispass"
 ISPASS_OLD = "workspace/exercises/2020.ispass/timeloop"
@@ -40,9 +52,10 @@ class Triple:
     """One timeloop-model run: the files given to it, in order, and how they were prepared."""
 
     triple_id: str
-    era: str  # "2024" (exercises HEAD) or "2022" (exercises at OLD_COMMIT)
+    era: str  # a SOURCES key: "2024" / "2022" (the exercises' two commits) or another repository
     files: tuple[str, ...]  # repository paths, in timeloop-model's argument order
     frontend_dump: bool = False  # files[0] is the 2024 front end's parsed-processed-input.yaml
+    v4_spelling: bool = False  # the files use the v4 spelling (data_spaces, read_write): respelled for v3
     reference_stats: str = ""  # the repository's own stats file for this run (Timeloop v4), if any
     user_files: tuple[str, ...] = ()  # the 2024 source files a user writes (not given to v3.0.3)
     note: str = ""
@@ -155,6 +168,16 @@ TRIPLES: list[Triple] = [
                "sparse-opt/compress-weights.yaml"), SP),
     _old_isca("04.2.1_eyeriss_like_gating", "04.2.1-eyeriss-like-gating",
               ("arch/arch.yaml", "prob/layer3.yaml", "mapping/layer3.yaml", "sparse_opt/eyeriss_like.yaml"), SP),
+    Triple("timeloop_unit_test_conv1d", "timeloop", ("src/unit-test/configs/arch.yaml",
+                                                     "src/unit-test/configs/conv1d.yaml",
+                                                     "src/unit-test/configs/mapping.yaml"),
+           note="Timeloop's own unit-test configuration"),
+    Triple("timeloop_python_two_level_mm", "timeloop-python", ("tests/test_configs/two_level.arch.yaml",
+                                                               "tests/test_configs/mm.workload.yaml",
+                                                               "tests/test_configs/mapping.yaml"),
+           v4_spelling=True, note="timeloop-python's test configuration"),
+    Triple("gamma_report", "gamma", ("src/report/arch.yaml", "src/report/problem.yaml", "src/report/map.yaml"),
+           note="a mapping GAMMA found (its report folder)"),
 ]
 
 # Attribute names the 2024 front end writes with underscores that timeloop-model v3.0.3 reads hyphenated.
@@ -180,6 +203,29 @@ def _hyphenate_keys(node: object) -> object:
     return node
 
 
+def adapt_v4_spelling(src: str, dst: str) -> None:
+    """A problem/architecture file written with v4 key spellings, in the spelling v3.0.3 reads:
+    problem ``data_spaces`` -> ``data-spaces`` and ``read_write`` -> ``read-write``."""
+    with open(src) as fh:
+        doc = yaml.safe_load(fh)
+    if "problem" in doc:
+        _respell_problem(doc["problem"])
+    with open(dst, "w") as fh:
+        yaml.safe_dump(doc, fh, sort_keys=False)
+
+
+def _respell_problem(problem: dict) -> None:
+    """``data_spaces`` -> ``data-spaces`` and each data space's ``read_write`` -> ``read-write``, in place."""
+    shape = problem["shape"]
+    if "data_spaces" not in shape:
+        return
+    spaces = shape.pop("data_spaces")
+    for space in spaces:
+        if "read_write" in space:
+            space["read-write"] = space.pop("read_write")
+    shape["data-spaces"] = spaces
+
+
 def adapt_frontend_dump(src: str, dst: str) -> None:
     """The 2024 front end's parsed-processed-input.yaml in the spelling timeloop-model v3.0.3 reads.
 
@@ -192,12 +238,7 @@ def adapt_frontend_dump(src: str, dst: str) -> None:
     """
     with open(src) as fh:
         doc = yaml.safe_load(fh)
-    shape = doc["problem"]["shape"]
-    spaces = shape.pop("data_spaces")
-    for space in spaces:
-        if "read_write" in space:
-            space["read-write"] = space.pop("read_write")
-    shape["data-spaces"] = spaces
+    _respell_problem(doc["problem"])
     for key in ("architecture_constraints", "mapper", "mapspace"):
         doc.pop(key, None)
     if not doc.get("mapping"):
@@ -289,12 +330,14 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
             name = "user_" + name
         shutil.copyfile(os.path.join(root, rel), os.path.join(dest, name))
         copied.append(name)
+    repository, commit, _ = SOURCES[triple.era]
     row: dict[str, object] = {
-        "triple_id": triple.triple_id, "era": triple.era,
-        "source_commit": HEAD_COMMIT if triple.era == "2024" else OLD_COMMIT,
+        "triple_id": triple.triple_id, "era": triple.era, "source_repository": repository,
+        "source_commit": commit,
         "source_files": ";".join(triple.files), "copied_files": ";".join(copied[:len(triple.files)]),
         "user_files": ";".join(copied[len(triple.files):]),
-        "adapted": "frontend_dump" if triple.frontend_dump else "none", "note": triple.note,
+        "adapted": "frontend_dump" if triple.frontend_dump else "v4_spelling" if triple.v4_spelling else "none",
+        "note": triple.note,
         "reference_cycles_timeloop_v4": reference_cycles(os.path.join(root, triple.reference_stats))
         if triple.reference_stats else "",
     }
@@ -305,6 +348,10 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
             if k == 0 and triple.frontend_dump:
                 adapted = os.path.join(work, "input.yaml")
                 adapt_frontend_dump(src, adapted)
+                args.append(adapted)
+            elif triple.v4_spelling:
+                adapted = os.path.join(work, f"input{k}.yaml")
+                adapt_v4_spelling(src, adapted)
                 args.append(adapted)
             else:
                 args.append(src)
@@ -354,13 +401,16 @@ def _write_csv(path: str, rows: list[dict[str, object]], first: list[str]) -> No
 
 
 def main(argv: list[str]) -> int:
-    """Run every triple; write triples/, references.csv and accesses.csv into argv[4]."""
-    if len(argv) != 5:
-        print("usage: run_timeloop.py TIMELOOP_BUILD_DIR EXERCISES_HEAD_DIR EXERCISES_2022_DIR OUT_DIR",
-              file=sys.stderr)
-        return 2
-    build, head, old, out_dir = (os.path.abspath(a) for a in argv[1:])
-    roots = {"2024": head, "2022": old}
+    """Run every triple; write triples/, references.csv and accesses.csv into the output directory."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", required=True, help="folder of timeloop-model v3.0.3")
+    for repository, commit, option in SOURCES.values():
+        parser.add_argument("--" + option.replace("_", "-"), dest=option, required=True,
+                            help=f"checkout of {repository} at {commit[:12]}")
+    parser.add_argument("out_dir")
+    args = parser.parse_args(argv[1:])
+    build, out_dir = os.path.abspath(args.build), os.path.abspath(args.out_dir)
+    roots = {key: os.path.abspath(getattr(args, option)) for key, (_, _, option) in SOURCES.items()}
     refs, accs = [], []
     for triple in TRIPLES:
         row, accesses = run_triple(triple, build, roots, out_dir)
