@@ -70,10 +70,24 @@ def _head_model(name: str, sub: str, variant: str, arch: str, prob: str, mapping
                   user_files=(f"{base}/arch/{arch}", f"{base}/prob/{prob}", f"{base}/map/{mapping}"))
 
 
-def _head_mapped(triple_id: str, out: str, note: str = "") -> Triple:
-    """A 2024 mapper result: the front end's dump plus the mapping timeloop-mapper wrote."""
+def _head_mapped(triple_id: str, out: str, user: tuple[str, ...], note: str = "") -> Triple:
+    """A 2024 mapper result: the front end's dump plus the mapping timeloop-mapper wrote; ``user``
+    the v4 source files of the run (architecture, problem, for the Sparseloop designs their
+    mapping)."""
     return Triple(triple_id, "2024", (f"{out}/parsed-processed-input.yaml", f"{out}/timeloop-mapper.map.yaml"),
-                  frontend_dump=True, reference_stats=f"{out}/timeloop-mapper.stats.txt", note=note)
+                  frontend_dump=True, reference_stats=f"{out}/timeloop-mapper.stats.txt", user_files=user,
+                  note=note)
+
+
+def _design_user_files(design: str, sparseloop: bool) -> tuple[str, ...]:
+    """An example design's v4 sources: its architecture, its own problem or the default one."""
+    base = f"{DESIGNS_HEAD}/{design}"
+    if sparseloop:  # the two mapspace-search designs have no mapping file of their own
+        searched = design.endswith(("04.2.2-eyeriss-like-gating-mapspace-search", "04.2.3-eyeriss-like-onchip-compression"))
+        return (f"{base}/arch.yaml", f"{base}/problem.yaml") + (() if searched else (f"{base}/mapping.yaml",))
+    if design == "sparse_tensor_core_like":
+        return (f"{base}/arch.yaml", f"{base}/problem.yaml")
+    return (f"{base}/arch.yaml", f"{DESIGNS_HEAD}/_include/default_problem.yaml")
 
 
 def _old_model(name: str, sub: str, arch: str, prob: str, mapping: str) -> Triple:
@@ -108,19 +122,26 @@ TRIPLES: list[Triple] = [
                 "3levelspatial.arch.yaml", "conv1d+oc+ic.prob.yaml", "conv1d+oc+ic-3levelspatial-cp-ws.map.yaml"),
     _head_model("04_conv1d_oc_ic_3levelspatial_kp", "04-model-conv1d+oc-3levelspatial", "kp",
                 "3levelspatial.arch.yaml", "conv1d+oc+ic.prob.yaml", "conv1d+oc+ic-3levelspatial-kp-ws.map.yaml"),
-    *[_head_mapped(f"ex2024_05_mapper_{v}", f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/ref-output/{v}")
+    *[_head_mapped(f"ex2024_05_mapper_{v}", f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/ref-output/{v}",
+                   (f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/arch/3level.arch.yaml",
+                    f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/prob/conv1d+oc.prob.yaml"))
       for v in ("baked", "freebypass", "null")],
-    _head_mapped("ex2024_06_mapper_eyeriss_vgg02_l5", f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/ref-output"),
-    *[_head_mapped(f"ex2024_tla_eyeriss_{v}", f"{ISPASS_HEAD}/timeloop+accelergy/ref-output/{v}")
+    _head_mapped("ex2024_06_mapper_eyeriss_vgg02_l5", f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/ref-output",
+                 (f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/arch/eyeriss_like.yaml",
+                  f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/prob/VGG02_layer5.yaml")),
+    *[_head_mapped(f"ex2024_tla_eyeriss_{v}", f"{ISPASS_HEAD}/timeloop+accelergy/ref-output/{v}",
+                   (f"{ISPASS_HEAD}/timeloop+accelergy/arch/arch.yaml", f"{ISPASS_HEAD}/timeloop+accelergy/prob/prob.yaml"),
+                   note="user architecture is a Jinja template (psum/input datawidths)")
       for v in ("intmac", "fpmac")],
     _head_mapped("ex2024_dse_tutorial", "workspace/tutorial_exercises/02_interface_and_design_space_exploration_2024/"
-                 "outputs"),
-    *[_head_mapped(f"design2024_{d}", f"{DESIGNS_HEAD}/{d}/ref_outputs/default_problem")
+                 "outputs", tuple(f"workspace/tutorial_exercises/02_interface_and_design_space_exploration_2024/"
+                                  f"inputs/{f}.yaml" for f in ("arch", "problem", "variables"))),
+    *[_head_mapped(f"design2024_{d}", f"{DESIGNS_HEAD}/{d}/ref_outputs/default_problem", _design_user_files(d, False))
       for d in ("eyeriss_like", "simba_like", "simple_output_stationary", "simple_weight_stationary")],
     _head_mapped("design2024_sparse_tensor_core_like", f"{DESIGNS_HEAD}/sparse_tensor_core_like/ref_outputs/"
-                 "default_problem", note=SP),
+                 "default_problem", _design_user_files("sparse_tensor_core_like", False), note=SP),
     *[_head_mapped(f"design2024_sparseloop_{d}", f"{DESIGNS_HEAD}/sparseloop/{d}/ref_outputs/default_problem",
-                   note=SP)
+                   _design_user_files(f"sparseloop/{d}", True), note=SP)
       for d in ("01.2.1-DUDU-dot-product", "01.2.2-SUDU-dot-product", "01.2.3-SCDU-dot-product", "02.2.1-spMspM",
                 "02.2.2-spMspM-tiled", "03.2.1-conv1d", "03.2.2-conv1d+oc", "03.2.3-conv1d+oc-spatial",
                 "04.2.1-eyeriss-like-gating", "04.2.2-eyeriss-like-gating-mapspace-search",
