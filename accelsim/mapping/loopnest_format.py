@@ -131,7 +131,7 @@ def _groups(nl: NestLayer) -> list[_Group]:
             fanout = entry.fanout if entry.fanout is not None else factor
             groups.append(_Group(pending if i == 0 else [], (dim, factor), fanout, entry))
         pending = []
-    if pending:
+    if pending or not groups:  # a mapping of one L1 entry: one level, the whole layer in one PE's step
         groups.append(_Group(pending, None, 1, None))
     return groups
 
