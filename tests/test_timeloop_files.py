@@ -76,9 +76,9 @@ def _timeloop_cycles(case: str) -> int:
     return total
 
 
-@pytest.mark.parametrize("case", ["ex2024-03-model-conv1d+oc-3level-conv1d+oc-3level",
-                                  "ex2024-04-model-conv1d+oc-3levelspatial-conv1d+oc+ic-3levelspatial-kp-ws",
-                                  "ex2022-04-model-conv1d+oc-3levelspatial-conv1d+oc+ic-3levelspatial-cp-ws",
+@pytest.mark.parametrize("case", ["ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level",
+                                  "ex2024-04-model-conv1d_oc-3levelspatial-conv1d_oc_ic-3levelspatial-kp-ws",
+                                  "ex2022-04-model-conv1d_oc-3levelspatial-conv1d_oc_ic-3levelspatial-cp-ws",
                                   "ex2024-design-eyeriss_like-mapper",
                                   "ex2024-design-simple_output_stationary-mapper",
                                   "ex2024-design-simple_weight_stationary-mapper"])
@@ -95,12 +95,12 @@ def test_maestro_mode_cycles_within_one_percent_of_timeloops(case):
 
 
 def test_three_level_counts_by_hand():
-    """conv1d+oc (K=32, R=3, P=16) on MainMemory -> GlobalBuffer -> RegisterFile, one MAC;
+    """conv1d_oc (K=32, R=3, P=16) on MainMemory -> GlobalBuffer -> RegisterFile, one MAC;
     DRAM loops all 1, GlobalBuffer P16 K16, RegisterFile R3 K2. DRAM holds nothing twice: it
     reads each weight once (K x R = 96), each input once (P + R - 1 = 18) and writes each output
     once (K x P = 512), as timeloop-model counts them; L1 (the register file) reads a weight and
     an input per MAC (1,536 each)."""
-    t = _load("ex2024-03-model-conv1d+oc-3level-conv1d+oc-3level")
+    t = _load("ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level")
     cm = prepare(t.jobs[0], t.hw)
     acc = analyze_layer(cm, t.hw, "maestro").accesses
     assert (acc["weight"].dram_read, acc["input"].dram_read, acc["output"].dram_write) == (96, 18, 512)
@@ -149,9 +149,9 @@ def test_architecture_forms_agree():
 
     from accelsim.input_files import load_yaml
 
-    new = load_yaml((REAL / "ex2024-04-model-conv1d+oc-3levelspatial-conv1d+oc+ic-3levelspatial-kp-ws"
+    new = load_yaml((REAL / "ex2024-04-model-conv1d_oc-3levelspatial-conv1d_oc_ic-3levelspatial-kp-ws"
                      / "architecture.yaml").read_text(), "a", local_tags=True).data["architecture"]
-    old = yaml.safe_load((REAL / "ex2022-04-model-conv1d+oc-3levelspatial-conv1d+oc+ic-3levelspatial-kp-ws"
+    old = yaml.safe_load((REAL / "ex2022-04-model-conv1d_oc-3levelspatial-conv1d_oc_ic-3levelspatial-kp-ws"
                           / "architecture.yaml").read_text())["architecture"]
     a, b = read_architecture(new, "a"), read_architecture(old, "b")
     assert [(lv.name, lv.instances) for lv in a.levels] == [(lv.name, lv.instances) for lv in b.levels] == [
@@ -173,7 +173,7 @@ def test_one_level_loopnest_mapping(tmp_path):
 
 
 def test_cli_simulate_and_refusals(tmp_path):
-    case = "ex2024-03-model-conv1d+oc-3level-conv1d+oc-3level"
+    case = "ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level"
     args = [a for f in _files(case) for a in ("--timeloop", f)]
     out = tmp_path / "r.json"
     res = CliRunner().invoke(main, ["simulate", *args, "--mode", "maestro", "--json", str(out), "--no-progress"])
