@@ -13,7 +13,7 @@ How Timeloop's levels become accelsim's (``README.md``, Timeloop's files):
 - the first level below DRAM is L2; its loops and those of every level between it and the PEs
   (cluster buffers, which accelsim does not hold) are ``L2`` entries, and each fanout between
   them is a spatial entry (a spatial entry over several dimensions becomes nested cluster
-  levels, the last taking the rest of the fanout);
+  levels, the outermost taking the rest of the fanout, the others their factor);
 - a level the architecture lacks (no shared buffer, no per-PE storage) passes its tile through:
   it is sized to hold it.
 """
@@ -260,14 +260,14 @@ def _entries(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Pl
         for fan, spread in groups:
             if not spread:
                 out.append(entry("L2", "spatial", {}, [], None if top else fan))
+            inner = prod(g for _, g in spread[1:])
+            if spread and fan % inner:
+                raise InputError(f"mapping: spatial factors at {arch.levels[i].name} over {len(spread)} dimensions "
+                                 f"do not divide its fanout {fan}; accelsim nests them as cluster levels",
+                                 source=source)
             for k, (d, f) in enumerate(spread):
-                last = k == len(spread) - 1
-                inner = prod(g for _, g in spread[:-1])
-                if last and fan % inner:
-                    raise InputError(f"mapping: spatial factors at {arch.levels[i].name} over {len(spread)} "
-                                     f"dimensions do not divide its fanout {fan}; accelsim nests them as cluster "
-                                     "levels", source=source)
-                out.append(entry("L2", "spatial", {d: f}, [d], None if top and k == 0 else fan // inner if last else f))
+                fanout = (None if top else fan // inner) if k == 0 else f
+                out.append(entry("L2", "spatial", {d: f}, [d], fanout))
             top = False
     pe: dict[str, int] = {}
     inside = [f for i in range(plan.pe_first, n) for f in (lm.temporal[i], lm.spatial[i])]
@@ -303,12 +303,12 @@ def _fanouts(lm: _LevelMap, arch: TimeloopArch, i: int, dims: Sequence[str],
         if used > fanout:
             raise InputError(f"mapping: spatial factors at {name} need {used} instances; its fanout is {fanout}",
                              source=source)
-        if len(spread) > 1 and fanout % prod(f for _, f in spread[:-1]):
-            # the last nested level takes the rest of the fanout: keep last a dimension whose
-            # companions' factors divide it (C3 M4 over 16: M outer with 4, C inner with 4)
+        if len(spread) > 1 and fanout % prod(f for _, f in spread[1:]):
+            # the outermost nested level takes the rest of the fanout, the others their factor:
+            # put outermost a dimension whose companions' factors divide the fanout
             fits = [k for k in range(len(spread)) if fanout % (used // spread[k][1]) == 0]
             if fits:
-                spread = spread[:fits[-1]] + spread[fits[-1] + 1:] + [spread[fits[-1]]]
+                spread = [spread[fits[0]]] + spread[:fits[0]] + spread[fits[0] + 1:]
         if fanout > 1:
             out.append((fanout, spread))
     return out
