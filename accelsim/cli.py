@@ -920,13 +920,15 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
 
 @main.command()
 @_job_options("Write")
-@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
-              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest", "timeloop"]), default="maestro",
+              show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style); timeloop: one "
+                   "layer's architecture, problem and mapping as timeloop-model reads them (with --layer).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
 @_force_option("output file")
 def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     """Write the mapping a named style produces for a network, or convert a mapping file, as a
-    MAESTRO .m file or a loop-nest YAML file."""
+    MAESTRO .m file, a loop-nest YAML file or Timeloop's files (one layer)."""
     from accelsim.mapping.compile import compile_mapping
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
@@ -935,6 +937,14 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     loaded = job.load()
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
+    elif form == "timeloop":
+        from accelsim.mapping.timeloop_writer import write_timeloop
+
+        if len(loaded.jobs) != 1:
+            _fail(f"--format timeloop writes one layer; {loaded.name} has {len(loaded.jobs)}: choose one with --layer")
+        one = loaded.jobs[0]
+        text = write_timeloop(compile_mapping(one.layer, one.dataflow, loaded.hw.num_pes, source=one.source),
+                              loaded.hw)
     else:
         nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
                  for j in loaded.jobs]

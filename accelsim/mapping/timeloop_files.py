@@ -64,15 +64,22 @@ class TimeloopInput:
         raise InputError(f"--timeloop: no '{keys[0]}' in {files}; give the {keys[0]} file too")
 
 
-def merge_files(paths: Sequence[str]) -> TimeloopInput:
-    """Read and merge Timeloop's YAML files (a libconfig ``.cfg`` file is refused)."""
-    data: dict[str, Any] = {}
-    origin: dict[str, str] = {}
+def read_files(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(text, path) of each of Timeloop's YAML files (a libconfig ``.cfg`` file is refused)."""
+    texts = []
     for path in paths:
         if str(path).lower().endswith(".cfg"):
             raise InputError("libconfig (.cfg) files are not read; give Timeloop's YAML files (timeloop-model "
                              "reads both; the YAML ones carry the same fields)", source=str(path))
-        text = read_text(path, "Timeloop file")
+        texts.append((read_text(path, "Timeloop file"), str(path)))
+    return texts
+
+
+def merge_texts(texts: Sequence[tuple[str, str]]) -> TimeloopInput:
+    """Merge the top-level keys of Timeloop's YAML documents, given as (text, source)."""
+    data: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for text, path in texts:
         if "{{" in text or "{%" in text:
             raise InputError("a Jinja template (its {{ }} or {% %}) is not expanded by accelsim; give the file "
                              "timeloopfe writes (parsed-processed-input.yaml) or expand it first", source=str(path))
@@ -375,7 +382,13 @@ class TimeloopJob:
 def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: str | None = None) -> TimeloopJob:
     """Read Timeloop's files (``--timeloop``, each path once) as one job; the hardware is the
     architecture's model (``--set`` applies to it) unless ``hw_ref`` names one."""
-    merged = merge_files(paths)
+    return timeloop_job(read_files(paths), overrides, hw_ref)
+
+
+def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = (),
+                 hw_ref: str | HardwareSpec | None = None) -> TimeloopJob:
+    """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec."""
+    merged = merge_texts(texts)
     source = ", ".join(dict.fromkeys(merged.origin.values()))
     if "sparse_optimizations" in merged.data:
         warnings.warn(f"{merged.origin['sparse_optimizations']}: sparse_optimizations are not modelled (no "
@@ -393,7 +406,9 @@ def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: s
         warnings.warn(f"{msource}: {note}", InputWarning, stacklevel=2)
     nl = NestLayer(prob.layer, tuple(_entries(lm, arch, prob, plan, msource)), msource)
     job = Job(prob.layer, tuple(loopnest_dataflow(nl, plan.num_pes)), msource)
-    name = Path(paths[0]).stem if paths else "timeloop"
+    name = Path(texts[0][1]).stem if texts else "timeloop"
+    if isinstance(hw_ref, HardwareSpec):
+        return TimeloopJob(hw_ref, name, [job])
     if hw_ref is not None:
         return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job])
     return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job])
@@ -401,8 +416,9 @@ def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: s
 
 def _hardware(arch: TimeloopArch, plan: _Plan, job: Job, overrides: Sequence[str], source: str) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
-    with compute) and at least as large as both halves of the mapping's tiles; a warning when
-    the architecture's own size does not hold one half (a level that bypasses a tensor)."""
+    with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
+    both halves of the mapping's L2 tile; a warning when the architecture's own size does not
+    hold one half (a level that bypasses a tensor)."""
     cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
     word_bytes = max(1, ceil(arch.mac_word_bits / 8))
     need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
@@ -418,7 +434,9 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job, overrides: Sequence[str
     if grown:
         warnings.warn(f"{source}: accelsim holds every tensor of a tile at L2 and L1; sized "
                       + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
-    data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(l2_arch or 0, room_l2, 1))
+    # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations as
+    # fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
+    data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)
