@@ -46,9 +46,10 @@ def test_every_kept_triple_has_provenance():
 
 def test_real_triples_run_as_written():
     """Each kept triple is read and compiled as written; the ones that do not run end in one
-    InputError (never an internal error). 57 of the 59 run (2 are mappings the directive
-    compiler cannot express: two temporal loops over one dimension in one cluster level, and a
-    fold over part of a fanout)."""
+    InputError saying why (never an internal error). 69 of the 74 run; the 5 others: 2 mappings
+    the directive compiler cannot express (two temporal loops over one dimension in one cluster
+    level; a fold over part of a fanout), 2 architectures that are Jinja templates, and a sparse
+    design whose spatial factors exceed the fanout accelsim counts."""
     ran, refused = [], []
     for case in CASES:
         try:
@@ -57,8 +58,9 @@ def test_real_triples_run_as_written():
             ran.append(case)
         except InputError as exc:
             refused.append((case, str(exc)))
-    assert len(ran) >= 57, refused
-    assert all("no directive equivalent" in why for _, why in refused), refused
+    assert len(ran) >= 69, refused
+    reasons = ("no directive equivalent", "Jinja template", "need 512 instances")
+    assert all(any(r in why for r in reasons) for _, why in refused), refused
 
 
 def _timeloop_cycles(case: str) -> int:

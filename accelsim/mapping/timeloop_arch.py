@@ -107,8 +107,8 @@ def _is_mac(component: dict) -> bool:
 
 def _storage(name: str, attrs: dict, instances: int) -> StorageLevel:
     bits = _word_bits(attrs)
-    depth = _attr(attrs, "depth", "memory_depth")
-    width = _attr(attrs, "width", "memory_width")
+    depth = _attr(attrs, "depth", "memory_depth", "data_storage_depth")
+    width = _attr(attrs, "width", "memory_width", "data_storage_width")
     entries = _attr(attrs, "entries")
     size_kb = _attr(attrs, "sizeKB")
     size: int | None = None
