@@ -297,3 +297,15 @@ def test_every_bundled_style_mapping_converts(preset):
                 assert canonical_form(back) == canonical_form(cm), (network, layer.name, style)
                 converted += 1
     assert converted > 0
+
+
+def test_a_nest_without_loops_above_l1_is_refused(tmp_path):
+    """A nest of the L1 entry alone, or with an L2 entry of factors 1, has no loop above one PE's
+    tile: refused with one error naming the layer (it used to be an IndexError, exit 70)."""
+    alone = "problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n  - {target: L1, type: temporal, factors: K=4 C=4}\n"
+    with_l2 = alone.replace("mapping:\n", "mapping:\n  - {target: L2, type: temporal, factors: K=1}\n")
+    for i, text in enumerate((alone, with_l2)):
+        (tmp_path / f"{i}.yaml").write_text(text, encoding="utf-8")
+        done = CliRunner().invoke(main, ["simulate", "--hw", "eyeriss_like", "--mapping", str(tmp_path / f"{i}.yaml")])
+        assert done.exit_code == 2, done.output
+        assert "layer 'fc': no entry above the L1 entry has a loop" in done.stderr
