@@ -466,8 +466,8 @@ case("ln-bomb-below-limit-factors", LN, 2, ("l.yaml:4:", "field 'factors'", "...
      l__yaml=loopnest("factors", bomb(6)))
 case("ln-name-list", LN, 2, ("l.yaml:1:", "field 'name'", "expected the network's name"),
      l__yaml="name: [a, b]\n" + loopnest())
-# a loop nest of one L1 entry (12 of 65 real Timeloop files): no loop above a PE's tile, refused
-case("ln-only-l1", LN, 2, ("l.yaml", "no entry above the L1 entry has a loop"), l__yaml="problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n"
+# a loop nest of one L1 entry (12 of 65 real Timeloop files): one step of the whole layer
+case("ln-only-l1", LN, 0, (), l__yaml="problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n"
      "  - {target: L1, type: temporal, factors: K=4 C=4}\n")
 case("ln-timeloop-shape-string", LN, 0, (), l__yaml=GOOD_LN.replace("  name: conv3x3\n", "  shape: cnn-layer\n"))
 case("ln-factor-float", LN, 2, ("l.yaml:3:", "'K'=2.9", "not a positive integer"),

@@ -133,12 +133,8 @@ def _groups(nl: NestLayer) -> list[_Group]:
             fanout = entry.fanout if entry.fanout is not None else factor
             groups.append(_Group(pending if i == 0 else [], (dim, factor), fanout, entry))
         pending = []
-    if pending:
+    if pending or not groups:  # no loop above L1 at all: one level whose one tile is the whole layer
         groups.append(_Group(pending, None, 1, None))
-    if not groups:
-        raise InputError(f"layer {nl.layer.name!r}: no entry above the L1 entry has a loop (a factor above 1); "
-                         "give the loops around one PE's tile: a spatial entry over the PEs, temporal entries "
-                         "of L2 or DRAM", source=nl.source, line=nl.line)
     return groups
 
 
