@@ -569,7 +569,7 @@ case("search-out-empty", tuple(SRCH.split()[:-1]) + ("",), 2, ("--out is empty",
 case("search-out-missing-parent", SRCH.replace("{d}/s", "{d}/no/s"), 2, ("--out", "does not exist"))
 case("search-out-unwritable", SRCH.replace("{d}/s", "/sys/s"), 2, ("--out /sys/s", "cannot write in /sys"))
 case("search-out-file", SRCH, 2, ("--out", "is a file"), s="x")
-case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://"))
+case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://HOST:PORT"))
 case("validate-out-empty", ("validate", "--quick", "--out", ""), 2, ("--out is empty",))
 case("validate-out-missing-parent", "validate --quick --out {d}/no/v", 2, ("--out", "does not exist"))
 case("validate-out-unwritable", "validate --quick --out /sys/v", 2, ("--out /sys/v", "cannot write in /sys"))
