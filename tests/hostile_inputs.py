@@ -466,7 +466,7 @@ case("ln-bomb-below-limit-factors", LN, 2, ("l.yaml:4:", "field 'factors'", "...
      l__yaml=loopnest("factors", bomb(6)))
 case("ln-name-list", LN, 2, ("l.yaml:1:", "field 'name'", "expected the network's name"),
      l__yaml="name: [a, b]\n" + loopnest())
-# a loop nest of one L1 entry: the whole layer is one PE's tile in one step (12 of 65 real Timeloop files)
+# a loop nest of one L1 entry (12 of 65 real Timeloop files): one step of the whole layer
 case("ln-only-l1", LN, 0, (), l__yaml="problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n"
      "  - {target: L1, type: temporal, factors: K=4 C=4}\n")
 case("ln-timeloop-shape-string", LN, 0, (), l__yaml=GOOD_LN.replace("  name: conv3x3\n", "  shape: cnn-layer\n"))
@@ -569,7 +569,7 @@ case("search-out-empty", tuple(SRCH.split()[:-1]) + ("",), 2, ("--out is empty",
 case("search-out-missing-parent", SRCH.replace("{d}/s", "{d}/no/s"), 2, ("--out", "does not exist"))
 case("search-out-unwritable", SRCH.replace("{d}/s", "/sys/s"), 2, ("--out /sys/s", "cannot write in /sys"))
 case("search-out-file", SRCH, 2, ("--out", "is a file"), s="x")
-case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://"))
+case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://HOST:PORT"))
 case("validate-out-empty", ("validate", "--quick", "--out", ""), 2, ("--out is empty",))
 case("validate-out-missing-parent", "validate --quick --out {d}/no/v", 2, ("--out", "does not exist"))
 case("validate-out-unwritable", "validate --quick --out /sys/v", 2, ("--out /sys/v", "cannot write in /sys"))

@@ -119,3 +119,14 @@ def test_ctrl_c_while_the_cli_loads_is_one_error_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
+
+
+def test_maestro_model_analyses_pwconv(tmp_path):
+    """MobileNetV2's first pointwise layer (K = 16, C = 32, 112 x 112 outputs) under the MAESTRO
+    model: 16 x 32 x 112 x 112 = 6,422,528 MACs and a positive runtime (it gave 0 and 0, as FC)."""
+    out = tmp_path / "pw.json"
+    result = _run("analyze", "--hw", "eyeriss_like", "--network", "mobilenetv2", "--style", "nvdla_like",
+                  "--layer", "bottleneck1_1_3", "--model", "maestro", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())[0]
+    assert row["op"] == "PWCONV" and row["macs"] == 16 * 32 * 112 * 112 == 6_422_528 and row["cycles"] > 0

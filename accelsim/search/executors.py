@@ -77,6 +77,12 @@ class DaskExecutor:
     ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected."""
 
     def __init__(self, scheduler: Any):
+        if isinstance(scheduler, str):
+            scheme = scheduler.split("://", 1)[0] if "://" in scheduler else "tcp"
+            if scheme not in SCHEMES:
+                raise InputError(f"--scheduler {scheduler}: the protocol {scheme}:// is not one accelsim connects "
+                                 f"with; give an address such as tcp://HOST:PORT (protocols: "
+                                 f"{', '.join(SCHEMES)})")
         try:
             import distributed
         except ImportError:
@@ -85,10 +91,6 @@ class DaskExecutor:
         if isinstance(scheduler, distributed.Client):
             self._client, self._owned = scheduler, False
         else:
-            scheme = str(scheduler).split("://", 1)[0] if "://" in str(scheduler) else "tcp"
-            if scheme not in SCHEMES:
-                raise InputError(f"--scheduler {scheduler}: the protocol {scheme}:// is not one accelsim connects "
-                                 f"with; give {', '.join(s + '://' for s in SCHEMES)}HOST:PORT")
             try:
                 self._client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
             except Exception as exc:  # noqa: BLE001 - whatever connecting raises, the address is the user's
