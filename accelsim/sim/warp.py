@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol, Sequence
 
 from accelsim.mapping.geometry import step_loop_indices
-from accelsim.sim.profile import ScheduleProfile, StepDemand
+from accelsim.mapping.demand import ScheduleProfile, StepDemand
 
 if TYPE_CHECKING:  # the clock and event queue the warp moves
     from accelsim.sim.context import SimContext
