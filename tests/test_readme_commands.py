@@ -52,6 +52,8 @@ SLOW = {
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
     "accelsim bench --search": "search throughput with local and Dask workers",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
+    "accelsim multicore --system magma_s2 --workload mix": "100 jobs on four contending sub-accelerators, schedules "
+                                                           "simulated: minutes",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.
