@@ -42,7 +42,6 @@ from accelsim.api import (
 )
 from accelsim.budget import DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, format_bytes, format_seconds, parse_size
 from accelsim.compare import (
-    MODELS,
     compare_jobs,
     comparison_dict,
     comparison_rows,
@@ -67,6 +66,7 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
@@ -711,7 +711,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
 
 @main.command()
 @_job_options("Analyze")
-@click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
+@click.option("--model", "model", type=click.Choice(other_models()), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
@@ -846,7 +846,7 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @main.command()
 @_job_options("Compare")
 @_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
+@click.option("--model", "models", multiple=True, type=click.Choice(other_models()),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
 @click.option("--maestro-csv", type=click.Path(dir_okay=False),
               help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")

@@ -183,8 +183,7 @@ case("hw-not-utf8", HW, 2, ("hw.yaml:1:", "not UTF-8"), hw__yaml=b"name: caf\xe9
 case("hw-binary", HW, 2, ("hw.yaml",), hw__yaml=bytes(range(256)) * 4, m__m=GOOD_M)
 case("hw-count-mismatch", HW, 2, ("hw.yaml", "pe_array", "count 7 != rows x cols = 168"),
      hw__yaml=yaml_hw("  count: 168\n", "  count: 7\n"), m__m=GOOD_M)
-# the simulator's memory follows iteration cases, not PEs: 10^9 PEs run in about 50 MB (analyze is
-# refused: cli-analyze-billion-pes)
+# both models' memory follows iteration cases and PE classes, not PEs: 10^9 PEs run in about 50 MB
 case("hw-billion-pes", HW, 0, (),
      hw__yaml=yaml_hw("  count: 168\n  rows: 12\n  cols: 14\n", "  count: 1000000000\n"), m__m=GOOD_M)
 case("hw-tiny-bandwidth", HW, 2, ("m.m", "too large to count exactly"), hw__yaml=yaml_hw(
@@ -401,8 +400,8 @@ case("cli-hardware-bad-set", "hardware --hw eyeriss_like --set nope", 2, ("--set
 case("cli-functional-too-large", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --layer L6_CONV1 "
      "--functional", 2, ("L6_CONV1", "functional"))
 case("cli-search-bad-workers", "search --hw eyeriss_like --network marvel15 --out {d}/s --workers 0", 2, ("--workers",))
-case("cli-analyze-billion-pes", "analyze --hw eyeriss_like --set pe_array.count=1000000000 --mapping {d}/m.m", 3,
-     ("m.m", "over budget", "cases x 1,000,000,000 PEs"), m__m=GOOD_M)
+case("cli-analyze-over-memory", "analyze --hw eyeriss_like --set pe_array.count=1000000000 --mapping {d}/m.m "
+     "--max-memory 64M", 3, ("m.m", "over budget", "PE classes", "--max-memory"), m__m=GOOD_M)
 case("cli-compare-over-budget", "compare --hw eyeriss_like --network marvel15 --style nvdla_like --layer L6_CONV1 "
      "--max-steps 10", 3, ("L6_CONV1", "over budget", "--max-steps"))
 
