@@ -41,6 +41,7 @@ from accelsim.mapping.timeloop_problem import TimeloopProblem, read_problem
 
 _FACTOR = re.compile(r"([A-Za-z]+)\s*=*\s*([0-9]+)(,([0-9]+))?")
 UNLIMITED_WORDS_PER_CYCLE = 2 ** 20
+_EMPTY_YIELDS = {"mapping", "problem", "architecture"}  # an empty one yields to the file that gives it
 _KIND_WORDS = ("temporal", "spatial", "bypass", "datatype", "dataspace")
 # keys of the other tools' inputs that may sit beside the three timeloop-model reads
 _IGNORED_KEYS = {"mapper", "constraints", "architecture_constraints", "mapspace", "mapspace_constraints",
@@ -88,6 +89,10 @@ def merge_texts(texts: Sequence[tuple[str, str]]) -> TimeloopInput:
             raise InputError("expected a mapping of Timeloop's top-level keys (architecture, problem, mapping, ...)",
                              source=str(path), line=doc.line(()))
         for key, value in doc.data.items():
+            if value in (None, [], {}) and key in _EMPTY_YIELDS:
+                continue  # the front end's dump holds "mapping: []" beside the mapper's file
+            if key in data and data[key] in (None, [], {}):
+                del data[key]
             if key in data:
                 raise InputError(f"top-level key '{key}' is also given in {origin[key]}", source=str(path),
                                  line=doc.line((str(key),)))
