@@ -297,3 +297,16 @@ def test_against_timeloop_model():
     plain = [c for c in ran if not c.bypass_warned and not c.single_level]
     assert len(plain) == 16 and all(same(c) for c in plain), [c for c in plain if not same(c)]
     assert sum(same(c) for c in ran) == 21
+
+
+def test_timeloop_levels_as_data():
+    """Eyeriss-like (2024 example design): its three per-PE scratchpads become L1, the global
+    buffer L2, DRAM DRAM; each level's kept tensors follow the mapping's keep/bypass entries
+    (weights_spad keeps only Weights; shared_glb bypasses Weights)."""
+    t = _load("ex2024-design-eyeriss_like-mapper")
+    assert t.roles == {"DRAM": "DRAM", "shared_glb": "L2", "ifmap_spad": "L1", "weights_spad": "L1",
+                       "psum_spad": "L1"}
+    by_name = {lv.name: lv for lv in t.levels}
+    assert [lv.name for lv in t.levels][-1] == "DRAM" and by_name["DRAM"].kind == "dram"
+    assert by_name["weights_spad"].keeps == ("weight",) and by_name["weights_spad"].instances == "per_pe"
+    assert by_name["shared_glb"].keeps == ("input", "output") and by_name["shared_glb"].instances == "shared"

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import ceil, prod
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from pydantic import ValidationError
 
 from accelsim.errors import InputError, InputWarning
 from accelsim.hw.loader import apply_overrides, load_hardware
-from accelsim.hw.spec import HardwareSpec
+from accelsim.hw.spec import HardwareSpec, StorageLevelSpec
 from accelsim.input_files import load_yaml, read_text
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
 from accelsim.mapping.jobs import Job
@@ -377,11 +377,35 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
 
 @dataclass(frozen=True)
 class TimeloopJob:
-    """The hardware spec, the network name and the one job the files describe."""
+    """The hardware spec, the network name and the one job the files describe; ``levels``:
+    Timeloop's storage levels as data, innermost first, and ``roles``: which accelsim level
+    each one became (``L1``, ``L2``, ``DRAM``, or ``cluster``: a buffer between L2 and the PEs
+    whose loops accelsim runs from L2)."""
 
     hw: HardwareSpec
     name: str
     jobs: list[Job]
+    levels: tuple[StorageLevelSpec, ...] = ()
+    roles: dict[str, str] = field(default_factory=dict)
+
+
+def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> tuple[
+        tuple[StorageLevelSpec, ...], dict[str, str]]:
+    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles."""
+    levels, roles = [], {}
+    n = len(arch.levels)
+    for i in range(n - 1, -1, -1):
+        lv = arch.levels[i]
+        kept = lm.kept[i]
+        keeps = tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+        where: Literal["per_pe", "per_cluster", "shared"] = (
+            "per_pe" if lv.instances == plan.num_pes and i > 0 else "shared" if lv.instances == 1 else "per_cluster")
+        levels.append(StorageLevelSpec(
+            name=lv.name, instances=where, kind="dram" if i == 0 else "buffer", size_bytes=lv.size_bytes,
+            read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
+            double_buffered=False, keeps=keeps))  # type: ignore[arg-type]
+        roles[lv.name] = ("DRAM" if i == 0 else "L1" if i >= plan.pe_first else "L2" if i == 1 else "cluster")
+    return tuple(levels), roles
 
 
 def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: str | None = None) -> TimeloopJob:
@@ -413,10 +437,10 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     job = Job(prob.layer, tuple(loopnest_dataflow(nl, plan.num_pes)), msource)
     name = Path(texts[0][1]).stem if texts else "timeloop"
     if isinstance(hw_ref, HardwareSpec):
-        return TimeloopJob(hw_ref, name, [job])
+        return TimeloopJob(hw_ref, name, [job], *_as_data(arch, plan, lm, prob))
     if hw_ref is not None:
-        return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job])
-    return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job])
+        return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
+    return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
 
 
 def _hardware(arch: TimeloopArch, plan: _Plan, job: Job, overrides: Sequence[str], source: str) -> HardwareSpec:
