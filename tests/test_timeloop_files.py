@@ -310,3 +310,17 @@ def test_timeloop_levels_as_data():
     assert [lv.name for lv in t.levels][-1] == "DRAM" and by_name["DRAM"].kind == "dram"
     assert by_name["weights_spad"].keeps == ("weight",) and by_name["weights_spad"].instances == "per_pe"
     assert by_name["shared_glb"].keeps == ("input", "output") and by_name["shared_glb"].instances == "shared"
+
+
+def test_search_on_timeloop_files(tmp_path):
+    """search --timeloop takes the problem's layer and the architecture's hardware (no mapping
+    needed): Eyeriss-like's 168 PEs and the CNN layer of 10,838,016 MACs."""
+    case = REAL / "ex2024-design-eyeriss_like-mapper"
+    res = CliRunner().invoke(main, ["search", "--timeloop", str(case / "architecture.yaml"), "--timeloop",
+                                    str(case / "problem.yaml"), "--budget", "5", "--no-style-seeds",
+                                    "--out", str(tmp_path / "s"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["hw"] == "system" and summary["settings"]["timeloop"][1].endswith("problem.yaml")
+    res = CliRunner().invoke(main, ["search", "--out", str(tmp_path / "t"), "--network", "marvel15"])
+    assert res.exit_code == 2 and "missing option --hw" in res.output

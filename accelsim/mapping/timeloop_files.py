@@ -41,6 +41,7 @@ from accelsim.mapping.timeloop_problem import TimeloopProblem, read_problem
 
 _FACTOR = re.compile(r"([A-Za-z]+)\s*=*\s*([0-9]+)(,([0-9]+))?")
 UNLIMITED_WORDS_PER_CYCLE = 2 ** 20
+UNBOUNDED_BYTES = 2 ** 30  # a level the architecture lacks, when no mapping sizes it
 _EMPTY_YIELDS = {"mapping", "problem", "architecture"}  # an empty one yields to the file that gives it
 _KIND_WORDS = ("temporal", "spatial", "bypass", "datatype", "dataspace")
 # keys of the other tools' inputs that may sit beside the three timeloop-model reads
@@ -415,8 +416,10 @@ def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: s
 
 
 def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = (),
-                 hw_ref: str | HardwareSpec | None = None) -> TimeloopJob:
-    """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec."""
+                 hw_ref: str | HardwareSpec | None = None, mapping_used: bool = True) -> TimeloopJob:
+    """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec.
+    ``mapping_used=False`` (search): the layer and the hardware only; a mapping, if given, is
+    not read, and the jobs carry the problem's layer with an empty dataflow."""
     merged = merge_texts(texts)
     source = ", ".join(dict.fromkeys(merged.origin.values()))
     if "sparse_optimizations" in merged.data:
@@ -426,16 +429,24 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     arch = read_architecture(arch_spec, merged.origin[key], flat=key == "arch")
     _, problem = merged.need("problem")
     prob = read_problem(problem, merged.origin["problem"])
+    plan = _plan(arch)
+    name = Path(texts[0][1]).stem if texts else "timeloop"
+    if not mapping_used:
+        n = len(arch.levels)
+        lm = _LevelMap([{}] * n, [[]] * n, [{}] * n, [[]] * n, [None] * n, {})
+        job = Job(prob.layer, (), source)
+        hw = hw_ref if isinstance(hw_ref, HardwareSpec) else (
+            load_hardware(hw_ref, list(overrides)) if hw_ref is not None else _hardware(arch, plan, None, overrides,
+                                                                                       source))
+        return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob))
     _, mapping = merged.need("mapping")
     msource = merged.origin["mapping"]
     lm = _read_mapping(mapping, arch, prob, msource)
-    plan = _plan(arch)
     note = _bypass_note(lm, arch, prob, plan)
     if note is not None:
         warnings.warn(f"{msource}: {note}", InputWarning, stacklevel=2)
     nl = NestLayer(prob.layer, tuple(_entries(lm, arch, prob, plan, msource)), msource)
     job = Job(prob.layer, tuple(loopnest_dataflow(nl, plan.num_pes)), msource)
-    name = Path(texts[0][1]).stem if texts else "timeloop"
     if isinstance(hw_ref, HardwareSpec):
         return TimeloopJob(hw_ref, name, [job], *_as_data(arch, plan, lm, prob))
     if hw_ref is not None:
@@ -443,29 +454,33 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
 
 
-def _hardware(arch: TimeloopArch, plan: _Plan, job: Job, overrides: Sequence[str], source: str) -> HardwareSpec:
+def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
-    hold one half (a level that bypasses a tensor)."""
-    cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
+    hold one half (a level that bypasses a tensor). Without a job (search), the architecture's
+    sizes (a level it lacks: unbounded, 2^30 bytes)."""
     word_bytes = max(1, ceil(arch.mac_word_bits / 8))
-    need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
-    room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
     n = len(arch.levels)
     inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:]]
     l1_arch = sum(s for s in inside if s is not None) if inside and None not in inside else None
     l2_arch = arch.levels[1].size_bytes if plan.pe_first > 1 and n > 1 else None
-    grown = []
-    for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
-        if have is not None and have < need:
-            grown.append(f"{what} from {have} to {need} bytes")
-    if grown:
-        warnings.warn(f"{source}: accelsim holds every tensor of a tile at L2 and L1; sized "
-                      + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
-    # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations as
-    # fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
-    data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
+    if job is None:
+        data = _hardware_data(arch, plan, l1_arch or UNBOUNDED_BYTES, l2_arch or UNBOUNDED_BYTES)
+    else:
+        cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
+        need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
+        room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
+        grown = []
+        for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
+            if have is not None and have < need:
+                grown.append(f"{what} from {have} to {need} bytes")
+        if grown:
+            warnings.warn(f"{source}: accelsim holds every tensor of a tile at L2 and L1; sized "
+                          + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
+        # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations
+        # as fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
+        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)
