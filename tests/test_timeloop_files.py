@@ -278,7 +278,8 @@ def test_against_timeloop_model():
     input and output reads, output updates against accelsim's writes) equal timeloop-model's on
     every triple with more than one level where no level bypasses a tensor (16), and on 5 where
     one does; the others differ as the README's convention table says (a bypassed tensor; a single
-    level feeding the MACs, where Timeloop counts every MAC's access)."""
+    level feeding the MACs, where Timeloop counts every MAC's access). At the global buffer, four
+    events are equal on the 6 triples where it has one under DRAM with storage inside the PE."""
     rows = _vs_timeloop()
     ran = [c for c in rows if c.accelsim_status == "ok"]
     assert len(rows) == 30 and len(ran) == 29
@@ -297,6 +298,15 @@ def test_against_timeloop_model():
     plain = [c for c in ran if not c.bypass_warned and not c.single_level]
     assert len(plain) == 16 and all(same(c) for c in plain), [c for c in plain if not same(c)]
     assert sum(same(c) for c in ran) == 21
+    # the global buffer (accelsim's L2) where storage inside the PE feeds the MACs and nothing is
+    # bypassed: weight reads, weight fills, input fills, and output updates plus fills (partial
+    # sums brought back from DRAM) against accelsim's L2 reads and writes
+    with_l2 = [c for c in plain if c.pe_levels and c.timeloop_l2_weight_reads >= 0]
+    assert len(with_l2) == 6
+    for c in with_l2:
+        assert (c.timeloop_l2_weight_reads, c.timeloop_l2_weight_fills, c.timeloop_l2_input_fills,
+                c.timeloop_l2_output_updates_and_fills) == (c.accelsim_l2_weight_reads, c.accelsim_l2_weight_writes,
+                                                            c.accelsim_l2_input_writes, c.accelsim_l2_output_writes), c
 
 
 def test_timeloop_levels_as_data():

@@ -41,6 +41,17 @@ class Comparison:
     accelsim_dram_output_reads: int = 0
     timeloop_dram_output_updates: int = 0
     accelsim_dram_output_writes: int = 0
+    # the level below DRAM (Timeloop's global buffer, accelsim's L2), where the triple has one
+    # that is not inside the PE: -1 where it has none
+    timeloop_l2_weight_reads: int = -1
+    accelsim_l2_weight_reads: int = -1
+    timeloop_l2_weight_fills: int = -1
+    accelsim_l2_weight_writes: int = -1
+    timeloop_l2_input_fills: int = -1
+    accelsim_l2_input_writes: int = -1
+    timeloop_l2_output_updates_and_fills: int = -1
+    accelsim_l2_output_writes: int = -1
+    pe_levels: int = 0  # Timeloop levels inside a PE (accelsim's L1)
 
 
 def dense_rows() -> list[dict[str, str]]:
@@ -71,13 +82,22 @@ def compare(row: dict[str, str]) -> Comparison:
     top = max(int(r["level_index"]) for r in levels)
     dram = {ROLES[r["tensor"]]: r for r in levels if int(r["level_index"]) == top}
     acc = result.accesses
+    below = {ROLES[r["tensor"]]: r for r in levels if int(r["level_index"]) == top - 1}
+    l2: list[int] = []
+    if t.roles.get(next(iter(below.values()))["level"] if below else "", "") == "L2":
+        l2 = [int(below.get("weight", {}).get("reads_total", 0)), acc["weight"].l2_read,
+              int(below.get("weight", {}).get("fills_total", 0)), acc["weight"].l2_write,
+              int(below.get("input", {}).get("fills_total", 0)), acc["input"].l2_write,
+              int(below.get("output", {}).get("updates_total", 0)) + int(below.get("output", {}).get("fills_total", 0)),
+              acc["output"].l2_write]
     return Comparison(
         row["triple_id"], "ok", any("bypasses" in str(w.message) for w in caught),
         len({r["level_index"] for r in levels}) == 1, tl_cycles, result.cycles, round(result.cycles / tl_cycles, 6),
         int(dram["weight"]["reads_total"]), acc["weight"].dram_read,
         int(dram["input"]["reads_total"]), acc["input"].dram_read,
         int(dram["output"]["reads_total"]), acc["output"].dram_read,
-        int(dram["output"]["updates_total"]), acc["output"].dram_write)
+        int(dram["output"]["updates_total"]), acc["output"].dram_write, *(l2 or [-1] * 8),
+        sum(role == "L1" for role in t.roles.values()))
 
 
 def main() -> None:
