@@ -262,9 +262,24 @@ def _entries(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Pl
     out = [entry("DRAM", "temporal", lm.temporal[0], lm.temporal_perm[0])]
     n = len(arch.levels)
     top = True
+    pending: set[str] = set()  # dimensions of the temporal loops of the cluster level being built
+
+    def close_level() -> None:
+        """End the cluster level here with one sub-unit (a level of loops only): a dimension
+        looped twice in one level, or a fold over part of a fanout, has no directive form."""
+        nonlocal top
+        out.append(entry("L2", "spatial", {}, [], None if top else 1))
+        top = False
+        pending.clear()
+
     for i in range(0, min(plan.pe_first, n)):
         if i > 0:
-            out.append(entry("L2", "temporal", lm.temporal[i], lm.temporal_perm[i]))
+            looped = entry("L2", "temporal", lm.temporal[i], lm.temporal_perm[i])
+            dims_here = {d for d, f in looped.factors.items() if f > 1}
+            if dims_here & pending:
+                close_level()
+            out.append(looped)
+            pending |= dims_here
         if i == n - 1:
             break  # the fanout onto the MACs belongs to the PE's tile
         groups = _fanouts(lm, arch, i, dims, source)
@@ -273,15 +288,20 @@ def _entries(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Pl
         for fan, spread in groups:
             if not spread:
                 out.append(entry("L2", "spatial", {}, [], None if top else fan))
+                top = False
+                pending.clear()
             inner = prod(g for _, g in spread[1:])
             if spread and fan % inner:
                 raise InputError(f"mapping: spatial factors at {arch.levels[i].name} over {len(spread)} dimensions "
                                  f"do not divide its fanout {fan}; accelsim nests them as cluster levels",
                                  source=source)
             for k, (d, f) in enumerate(spread):
+                if k == 0 and prob.rename.get(d) in pending and f < fan // inner:
+                    close_level()  # the temporal loop over d stays a loop, not a fold over part of the fanout
                 fanout = (None if top else fan // inner) if k == 0 else f
                 out.append(entry("L2", "spatial", {d: f}, [d], fanout))
             top = False
+            pending.clear()
     pe: dict[str, int] = {}
     inside = [f for i in range(plan.pe_first, n) for f in (lm.temporal[i], lm.spatial[i])]
     inside += [lm.spatial[n - 1]] if plan.pe_first >= n else []  # the last level's fanout onto a PE's MACs
