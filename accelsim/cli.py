@@ -1081,7 +1081,11 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 
 
 @main.command(name="search")
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--hw", "hw_ref",
+              help="Preset name, hardware YAML file or MAESTRO hardware .m file (required unless --timeloop).")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): search its problem's layer on its architecture "
+                   "(or on --hw); a mapping among them is not used.")
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
               help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
@@ -1113,8 +1117,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
-def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
+                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
                    out_dir, resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
@@ -1129,7 +1133,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds)
+                                  style_seeds, tuple(timeloop))
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
