@@ -516,6 +516,8 @@ if _onnx is not None:
          x__onnx=onnx_model("Conv", [("x", [1, 3, 8, 8])], [("w", [4, 3, 3, 3])], opset=99))
     case("onnx-conv-transpose", IMP, 0, (), x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])],
                                                               [("w", [3, 4, 3, 3])], strides=[2, 2]))
+    case("onnx-einsum", IMP, 2, ("x.onnx", "node 'node' (Einsum) has multiply-accumulates accelsim does not import"),
+         x__onnx=onnx_model("Einsum", [("a", [2, 3]), ("b", [3, 4])], equation="ij,jk->ik"))
     case("onnx-conv-transpose-padded", IMP, 2, ("x.onnx", "(ConvTranspose) has padding"),
          x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])], [("w", [3, 4, 3, 3])], pads=[1, 1, 1, 1]))
 
