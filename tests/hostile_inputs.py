@@ -593,3 +593,9 @@ case("csv-ours-short-row", CMP, 2, ("r.csv:2:", "Num MACs", "at least 0"), m__m=
      r__csv=OURS_HEAD.replace("Num MACs,Status", "Status,Num MACs") + "tiny,conv1,10,complete\n")
 case("csv-ours-long-row", CMP, 2, ("r.csv:2:", "at most 6 values"), m__m=GOOD_M,
      r__csv=OURS_HEAD + "tiny,conv1,10,10,complete,0.1.0,extra\n")
+
+# a name holding a newline: every message shows it escaped, never as a line of its own
+case("net-name-newline", NET, 2, ("n.yaml:4:", "layer 1 (x\\nerror: y)", "duplicate layer name"),
+     n__yaml=network('{name: "x\\nerror: y", type: FC, K: 4, C: 4}', '{name: "x\\nerror: y", type: FC, K: 4, C: 4}'))
+case("net-name-carriage-return", NET + " --layer nope", 2, ("no layer 'nope'", "x\\rerror: y"),
+     n__yaml=network('{name: "x\\rerror: y", type: FC, K: 4, C: 4}'))
