@@ -1061,9 +1061,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     out = Path(out_dir)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -1136,7 +1136,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,

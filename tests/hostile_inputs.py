@@ -568,12 +568,12 @@ case("search-part-zero-bytes", SRCH + " --resume", 2, ("part-000000.parquet", "n
 case("search-part-corrupt", SRCH + " --resume", 2, ("part-000001.parquet", "not a whole part"),
      **{"s/search.json": saved_settings(), "s/candidates.parquet/part-000001.parquet": b"PAR1xxxxPAR1"})
 case("search-out-empty", tuple(SRCH.split()[:-1]) + ("",), 2, ("--out is empty",))
-case("search-out-missing-parent", SRCH.replace("{d}/s", "{d}/no/s"), 2, ("--out", "does not exist"))
+case("search-out-under-a-file", SRCH.replace("{d}/s", "{d}/f/no/s"), 2, ("--out", "f is not a directory"), f="x")
 case("search-out-unwritable", SRCH.replace("{d}/s", "/sys/s"), 2, ("--out /sys/s", "cannot write in /sys"))
 case("search-out-file", SRCH, 2, ("--out", "is a file"), s="x")
 case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://HOST:PORT"))
 case("validate-out-empty", ("validate", "--quick", "--out", ""), 2, ("--out is empty",))
-case("validate-out-missing-parent", "validate --quick --out {d}/no/v", 2, ("--out", "does not exist"))
+case("validate-out-under-a-file", "validate --quick --out {d}/f/no/v", 2, ("--out", "f is not a directory"), f="x")
 case("validate-out-unwritable", "validate --quick --out /sys/v", 2, ("--out /sys/v", "cannot write in /sys"))
 
 # ----- MAESTRO result CSVs (compare --maestro-csv) ------------------------------------------------
