@@ -74,7 +74,7 @@ from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
-from accelsim.text_table import format_table
+from accelsim.text_table import format_table, printable
 from accelsim.workload.tables import available_networks, load_network
 
 EXIT_USER_ERROR = EXIT_INPUT
@@ -100,8 +100,19 @@ def _fail(message: str) -> NoReturn:
 
 
 def _error(message: str, status: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {_message_lines(message)}", err=True)
     sys.exit(status)
+
+
+def _message_lines(message: str) -> str:
+    """A message as the lines we print: its own continuation lines (indented: the problems a
+    hardware file lists) kept; a newline or other control character that came from a name in
+    the input (a layer named ``x\\nerror: y``) escaped, so no line of ours is one it wrote."""
+    first, *rest = message.split("\n")
+    out = printable(first)
+    for line in rest:
+        out += ("\n" if line[:1].isspace() else "\\n") + printable(line)
+    return out
 
 
 class Stopped(BaseException):
@@ -404,7 +415,8 @@ def _warning_lines() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {_message_lines(str(message))}",
+                                                                          err=True)
         yield
 
 
@@ -1049,9 +1061,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     out = Path(out_dir)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -1128,7 +1140,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
