@@ -1079,6 +1079,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
 @click.option("--min-utilization", type=float, default=0.5, show_default=True,
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--unique-reuse", is_flag=True,
+              help="exhaustive: keep one loop order per distinct operand reuse (dMazeRunner's Table 2).")
 @click.option("--work-budget", type=float, default=None,
               help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
                    "default 200000; sim: iteration cases, default 200000); candidates above are skipped.")
@@ -1090,8 +1092,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
 def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
-                   out_dir, resume, progress) -> None:
+                   workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   style_seeds, out_dir, resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
@@ -1104,7 +1106,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds)
+                                  style_seeds, unique_reuse)
         executor = make_executor(workers, scheduler)
         with _search_bar(progress, settings) as advance:
             summary = run_search(settings, Path(out_dir), executor, resume, advance)

@@ -77,6 +77,7 @@ class SearchSettings:
     min_utilization: float = 0.5
     work_budget: float | None = None  # per candidate, for the scoring model; None: its default
     style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
+    unique_reuse: bool = False  # exhaustive: one loop order per distinct operand reuse (dMazeRunner)
 
     def __post_init__(self) -> None:
         if (self.network is None) == (self.mapping is None):
@@ -92,7 +93,9 @@ class SearchSettings:
                   (self.population >= 2, f"--population must be at least 2, got {self.population}"),
                   (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}"),
                   (self.work_budget is None or self.work_budget > 0,
-                   f"--work-budget must be positive, got {self.work_budget}")]
+                   f"--work-budget must be positive, got {self.work_budget}"),
+                  (not self.unique_reuse or self.mapper == "exhaustive",
+                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}")]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
@@ -133,7 +136,7 @@ def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
         return GammaMapper(space, settings.seed, settings.population, seeds=seeds)
     if settings.mapper == "random":
         return RandomMapper(space, settings.seed)
-    return ExhaustiveMapper(space, hw, settings.min_utilization)
+    return ExhaustiveMapper(space, hw, settings.min_utilization, unique_reuse=settings.unique_reuse)
 
 
 def _layers(settings: SearchSettings) -> tuple[str, list[Layer]]:
