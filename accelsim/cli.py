@@ -1063,8 +1063,12 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
 @_layer_option("Search")
 @_set_option
-@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive"]), default="gamma", show_default=True,
-              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome.")
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
+                                           "ng-pso", "ng-oneplusone", "ng-portfolio"]),
+              default="gamma", show_default=True,
+              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome; "
+                   "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
+                   "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
 @click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
               help="What to minimize: cycles, energy (pJ) or their product.")

@@ -1,7 +1,8 @@
 """``accelsim search``: search every layer of a network or mapping file and keep what it finds.
 
 For each layer the named styles' mappings are scored first (``style_seeds``; GAMMA's first
-generation starts from those that are genomes), then a mapper (random, gamma, exhaustive)
+generation starts from those that are genomes), then a mapper (random, gamma, exhaustive, or a
+Nevergrad baseline: :mod:`accelsim.search.nevergrad_mappers`)
 proposes genomes of the layer's default :class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
 the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
 and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
@@ -35,13 +36,14 @@ from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.search.models import SIMULATOR, model_names
+from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
 
-MAPPERS = ("gamma", "random", "exhaustive")
+MAPPERS = ("gamma", "random", "exhaustive", *NEVERGRAD_MAPPERS)
 TWO_STAGE = "two-stage"
 SCREEN = "analytical"
 
@@ -136,6 +138,8 @@ def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
         return GammaMapper(space, settings.seed, settings.population, seeds=seeds)
     if settings.mapper == "random":
         return RandomMapper(space, settings.seed)
+    if settings.mapper in NEVERGRAD_MAPPERS:
+        return NevergradMapper(settings.mapper, space, settings.seed, settings.budget, population=settings.population)
     return ExhaustiveMapper(space, hw, settings.min_utilization, unique_reuse=settings.unique_reuse)
 
 
