@@ -1103,8 +1103,12 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
 @_layer_option("Search")
 @_set_option
-@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive"]), default="gamma", show_default=True,
-              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome.")
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
+                                           "ng-pso", "ng-oneplusone", "ng-portfolio"]),
+              default="gamma", show_default=True,
+              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome; "
+                   "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
+                   "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
 @click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
               help="What to minimize: cycles, energy (pJ) or their product.")
@@ -1119,6 +1123,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
 @click.option("--min-utilization", type=float, default=0.5, show_default=True,
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--unique-reuse", is_flag=True,
+              help="exhaustive: keep one loop order per distinct operand reuse (dMazeRunner's Table 2).")
 @click.option("--work-budget", type=float, default=None,
               help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
                    "default 200000; sim: iteration cases, default 200000); candidates above are skipped.")
@@ -1130,8 +1136,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
 def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
-                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
-                   out_dir, resume, progress) -> None:
+                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   style_seeds, out_dir, resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
@@ -1145,7 +1151,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds, tuple(timeloop))
+                                  style_seeds, tuple(timeloop), unique_reuse)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
