@@ -7,7 +7,7 @@ fields, wrong types and out-of-range numbers are rejected with a message naming 
 from __future__ import annotations
 
 import math
-from typing import Literal, Mapping, Optional
+from typing import Mapping, Optional
 
 from pydantic import (
     BaseModel,
@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from accelsim.hw.dram import DRAM_KINDS
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
 PositiveFloat = float  # validated through Field(gt=0)
@@ -136,19 +137,24 @@ class ReductionNoCSpec(_Strict):
 class DRAMSpec(_Strict):
     """Off-chip memory behind a DMA engine.
 
-    ``model: simple``: a transfer costs ``latency_cycles + bytes / bandwidth``, bytes rounded up
+    ``model``: one of the kinds of :mod:`accelsim.hw.dram`. ``simple``: a transfer costs ``latency_cycles + bytes / bandwidth``, bytes rounded up
     to whole bursts. ``model: dmazerunner``: each contiguous run costs
     ``setup_dma_cycles + dma_cycles_per_byte * bytes`` at ``dma_clock_mhz`` (dMazeRunner uses
     291 + 0.24 per byte), converted to accelerator cycles.
     """
 
-    model: Literal["simple", "dmazerunner"] = "simple"
+    model: str = "simple"  # a kind of accelsim.hw.dram
     bandwidth_bytes_per_cycle: float = Field(gt=0)
     latency_cycles: int = Field(default=0, ge=0)
     burst_bytes: PositiveInt = 64
     dma_clock_mhz: Optional[float] = Field(default=None, gt=0)
     setup_dma_cycles: float = Field(default=291.0, ge=0)
     dma_cycles_per_byte: float = Field(default=0.24, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, model: str) -> str:
+        return _known_kind(model, DRAM_KINDS)
 
 
 # Interstellar (Yang et al., ASPLOS 2020) Table 3, 16-bit access energy at 28 nm.

@@ -35,7 +35,7 @@ from accelsim.search.evaluate import OBJECTIVES, Evaluator
 from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
-from accelsim.search.models import SIMULATOR, model_names
+from accelsim.cost_models import SIMULATOR, model_names
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
 from accelsim.search.space import SearchSpace
