@@ -331,3 +331,18 @@ def test_search_on_timeloop_files(tmp_path):
     assert summary["hw"] == "system" and summary["settings"]["timeloop"][1].endswith("problem.yaml")
     res = CliRunner().invoke(main, ["search", "--out", str(tmp_path / "t"), "--network", "marvel15"])
     assert res.exit_code == 2 and "missing option --hw" in res.output
+
+
+@pytest.mark.parametrize("case", ["ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level",
+                                  "ex2022-04-model-conv1d_oc-3levelspatial-conv1d_oc_ic-3levelspatial-kp-ws",
+                                  "ex2024-design-eyeriss_like-mapper",
+                                  "ex2024-design-simple_weight_stationary-mapper"])
+def test_simulator_agrees_with_analytical_model_on_timeloop_files(case):
+    """Differential: the simulator in maestro mode and the analytical model give the same cycles
+    and the same accesses on Timeloop's files (the figures compared with timeloop-model)."""
+    from accelsim.sim.engine import SimOptions, simulate_layer
+
+    t = _load(case)
+    cm = prepare(t.jobs[0], t.hw)
+    a, s = analyze_layer(cm, t.hw, "maestro"), simulate_layer(cm, t.hw, SimOptions(mode="maestro"))
+    assert (a.cycles, a.accesses) == (s.cycles, s.accesses)
