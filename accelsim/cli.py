@@ -968,6 +968,67 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         click.echo(text, nl=False)
 
 
+@main.command()
+@click.option("--system", "system_ref", required=True, metavar="PRESET|FILE",
+              help="Sub-accelerators sharing one channel: magma_s1 ... magma_s6 or a system YAML file.")
+@click.option("--workload", required=True, metavar="GROUP|FILE",
+              help="Jobs: vision, language, recommendation, mix (MAGMA's groups) or a workload YAML file.")
+@click.option("--network", "networks", multiple=True, metavar="NAME",
+              help="Also every layer of this network (bundled or file; repeatable).")
+@click.option("--scheduler", type=click.Choice(["magma", "herald", "aimt", "random"]), default="magma",
+              show_default=True, help="Who decides which sub-accelerator runs which job in which order.")
+@click.option("--compare", "compare", multiple=True, type=click.Choice(["magma", "herald", "aimt", "random"]),
+              help="Also schedule with these and simulate theirs (repeatable).")
+@click.option("--budget", type=click.IntRange(1), default=2000, show_default=True,
+              help="Schedules scored by magma and random.")
+@click.option("--score", type=click.Choice(["alg1", "sim"]), default="alg1", show_default=True,
+              help="Score schedules by MAGMA's Algorithm 1 on the job table (fast) or by simulating them.")
+@click.option("--bandwidth-gbps", type=float, default=None, help="The channel's bandwidth (GB/s) instead of the system's.")
+@click.option("--batch", type=click.IntRange(1), default=1, show_default=True, help="Batch size of every job.")
+@click.option("--group-size", type=click.IntRange(1), default=100, show_default=True,
+              help="Jobs of a workload group (the first ones in arrival order).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of magma and random.")
+@click.option("--top-k", type=click.IntRange(1), default=2, show_default=True,
+              help="With --score alg1: magma's best schedules simulated (with its seeds); the best simulated wins.")
+@click.option("--attribute-gap", is_flag=True,
+              help="Split the gap to Algorithm 1 into burstiness, arbitration and latency (simulates every job alone).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
+              help="Write a Perfetto (Chrome JSON) trace: one track per sub-accelerator, one for the channel.")
+@_force_option("--json/--trace files")
+@_budget_options
+@_progress_option
+def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
+              budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
+              progress: bool | None) -> None:
+    """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
+    from accelsim.system.command import MulticoreSettings, report_json, run_multicore
+    from accelsim.system.trace import perfetto_json
+
+    check_outputs({"--json": json_out, "--trace": trace_out}, force)
+    settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
+                                 group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
+    say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
+    with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
+        report = run_multicore(settings, Budget(max_steps, max_memory), say)
+    files = tuple((role, path) for role, path in (("system", system_ref), ("workload", workload))
+                  if Path(path).is_file())
+    prov = Provenance("multicore", report.workload, report.system.name, report.system.sha256, "realistic",
+                      inputs=tuple(InputFile.of(role, path) for role, path in files),
+                      options={k: v for k, v in dataclasses.asdict(settings).items() if v not in (None, (), "")})
+    click.echo(f"{report.workload} ({len(report.jobs)} jobs) on {report.system.name} "
+               f"({report.system.channel.bandwidth_gbps:g} GB/s, {report.system.channel.arbitration}; "
+               f"accelsim {__version__})")
+    click.echo(report.text())
+    if json_out is not None:
+        write_atomic(json_out, report_json(report, prov.to_dict()))
+        click.echo(f"wrote {json_out}")
+    if trace_out is not None:
+        write_atomic(trace_out, perfetto_json(report))
+        click.echo(f"wrote {trace_out}")
+
+
 @main.command(name="import-onnx")
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
