@@ -102,9 +102,13 @@ def ceil_size(n: int) -> str:
 
 
 def format_seconds(seconds: float) -> str:
-    """``seconds`` as ``3 s``, ``4 min``, ``2.5 h`` or ``3 days``."""
+    """``seconds`` as ``40 ms``, ``2.5 s``, ``30 s``, ``4 min``, ``2.5 h`` or ``3 days``."""
+    if seconds < 1:
+        return f"{max(seconds * 1000, 1):.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 90:
-        return f"{max(seconds, 1):.0f} s"
+        return f"{seconds:.0f} s"
     if seconds < 90 * 60:
         return f"{seconds / 60:.0f} min"
     if seconds < 48 * 3600:

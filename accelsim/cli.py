@@ -684,6 +684,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
             assert config is not None
             result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
                                 run, run.check, prov.to_dict())
+        files.close()
     click.echo(_header(prov))
     click.echo(_format_table(result))
     for report in reports:
@@ -740,6 +741,7 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
                 write_atomic(out.csv_out, maestro_csv_text(analyses))
         else:
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
+        files.close()
     click.echo(_header(prov))
     click.echo(_format_table(result))
     for r in result.layers:
@@ -812,6 +814,7 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
                _simulation_budget(RunKind(unrolled=True), budget))
     with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
         results = simulate_scalesim(config, topology, record, run, run.check)
+        files.close()
     click.echo(format_scalesim_table(config, topology, results))
     for path in files.paths:
         click.echo(f"wrote {path}")
@@ -978,7 +981,8 @@ def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
 @main.command()
 @click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
 @click.option("--scenario", "only", multiple=True,
-              type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array"]),
+              type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array",
+                                 "many-layers"]),
               help="Run only this scenario (repeatable).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
