@@ -116,9 +116,9 @@ def check_outputs(files: Mapping[str, str | None], force: bool,
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block ends (where the platform allows it), so a stop
-    requested while a file is being replaced waits until it is."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    """Hold SIGINT, SIGTERM and SIGALRM (``--max-seconds``) until the block ends (where the
+    platform allows it), so a stop requested while a file is being replaced waits until it is."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     except (AttributeError, ValueError, OSError):
