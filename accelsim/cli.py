@@ -69,7 +69,7 @@ from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.model_options import MODES, Mode
-from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
+from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, is_stdout, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
@@ -414,7 +414,13 @@ class OutputArgs:
 
     @property
     def paths(self) -> list[str]:
-        return [p for p in (self.json_out, self.csv_out) if p is not None]
+        """The files written (standard output, ``-``, left out)."""
+        return [p for p in (self.json_out, self.csv_out) if p is not None and not is_stdout(p)]
+
+    @property
+    def to_stdout(self) -> bool:
+        """Whether --json or --csv is ``-`` (standard output): the report then goes to stderr."""
+        return is_stdout(self.json_out) or is_stdout(self.csv_out)
 
 
 def _output_options(json_option: Decorator | None = None, csv_option: Decorator | None = None,
@@ -736,14 +742,14 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
             result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
                                 run, run.check, prov.to_dict())
         files.close()
-    click.echo(_header(prov))
-    click.echo(_format_table(result))
+    click.echo(_header(prov), err=out.to_stdout)  # with --json - or --csv -, stdout holds only that file
+    click.echo(_format_table(result), err=out.to_stdout)
     for report in reports:
-        click.echo(report.text())
+        click.echo(report.text(), err=out.to_stdout)
     for path in files.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
     if trace_dir is not None:
-        click.echo(f"wrote traces to {trace.trace_dir}")
+        click.echo(f"wrote traces to {trace.trace_dir}", err=True)
     if any(not report.passed for report in reports):
         sys.exit(EXIT_FAILED)
 
@@ -799,13 +805,13 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
         else:
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
         files.close()
-    click.echo(_header(prov))
-    click.echo(_format_table(result))
+    click.echo(_header(prov), err=out.to_stdout)
+    click.echo(_format_table(result), err=out.to_stdout)
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
     for path in out.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
 
 
 @main.command()
@@ -823,22 +829,24 @@ def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     file_findings = lint_file_text(job.mapping_path) if job.mapping_path is not None else []
     loaded = job.load()
     results = [lint_job(j, loaded.hw) for j in loaded.jobs]
-    click.echo(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
+    say = functools.partial(click.echo, err=is_stdout(json_out))  # --json -: stdout holds only the JSON
+    say(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
     for finding in file_findings:
-        click.echo(f"  file: [{finding.kind}] {finding.message}")
+        say(f"  file: [{finding.kind}] {finding.message}")
     for r in results:
         if not r.findings:
-            click.echo(f"  {r.layer}: clean")
+            say(f"  {r.layer}: clean")
         for finding in r.findings:
-            click.echo(f"  {r.layer}: [{finding.kind}] {finding.message}")
+            say(f"  {r.layer}: [{finding.kind}] {finding.message}")
     count = len(file_findings) + sum(len(r.findings) for r in results)
     flagged = sum(1 for r in results if r.findings)
-    click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
+    say(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
     if json_out:
         write_atomic(json_out, json.dumps({"network": loaded.name, "hw": loaded.hw.name,
                                            "file": [f.__dict__ for f in file_findings],
-                                           "layers": [r.to_dict() for r in results]}, indent=2))
-        click.echo(f"wrote {json_out}")
+                                           "layers": [r.to_dict() for r in results]}, indent=2) + "\n")
+        if not is_stdout(json_out):
+            say(f"wrote {json_out}", err=True)
     sys.exit(1 if count else 0)
 
 
@@ -872,9 +880,9 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
     with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
         results = simulate_scalesim(config, topology, record, run, run.check)
         files.close()
-    click.echo(format_scalesim_table(config, topology, results))
+    click.echo(format_scalesim_table(config, topology, results), err=out.to_stdout)
     for path in files.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
 
 
 def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
@@ -939,9 +947,10 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         if stopped_by:
             document["stopped_by"] = stopped_by
             document["stopped_in"] = run.current
-        if out.json_out:
+        final = status != "incomplete"  # standard output gets the last version only
+        if out.json_out and (final or not is_stdout(out.json_out)):
             write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
-        if out.csv_out:
+        if out.csv_out and (final or not is_stdout(out.csv_out)):
             columns = {"Status": status, **prov.csv_columns()}
             write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
 
@@ -958,10 +967,10 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
     with _running(run, stop), _doing(f"comparing {loaded.name}"):
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
                               network_layers, allow_overflow, attribution, progress_so_far, positions, run, run.check)
-    click.echo(_header(prov))
-    click.echo(format_comparison(result, detail=not brief))
+    click.echo(_header(prov), err=out.to_stdout)
+    click.echo(format_comparison(result, detail=not brief), err=out.to_stdout)
     for path in out.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
     if fail_on_disagree and any(problems for lc in result.layers for problems in lc.exceptions().values()):
         sys.exit(EXIT_FAILED)
 
@@ -997,9 +1006,9 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
                  for j in loaded.jobs]
         text = write_loopnest(loaded.name, nests)
-    if output:
+    if output and not is_stdout(output):
         write_atomic(output, text)
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
 
@@ -1026,9 +1035,9 @@ def import_onnx_command(model: str, output: str | None, batch: int | None, stric
     text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
     if imported.skipped:
         click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
-    if output:
+    if output and not is_stdout(output):
         write_atomic(output, text)
-        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)", err=True)
     else:
         click.echo(text, nl=False)
 
@@ -1126,8 +1135,8 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
-        click.echo(f"wrote {path}")
-    click.echo(f"took {time.perf_counter() - start:.0f} s")
+        click.echo(f"wrote {path}", err=True)
+    click.echo(f"took {time.perf_counter() - start:.0f} s", err=True)
 
 
 @main.command()
@@ -1148,7 +1157,7 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
         cycles = (int(parts[0]), int(parts[1]))
     for layer_dir in layer_dirs(Path(trace_dir)):
         for path in plot_layer(layer_dir, bins, force, cycles):
-            click.echo(f"wrote {path}")
+            click.echo(f"wrote {path}", err=True)
 
 
 @main.command(name="search")
@@ -1223,7 +1232,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         if executor is not None:
             executor.close()
     click.echo(_format_search(summary))
-    click.echo(f"wrote {out_dir}")
+    click.echo(f"wrote {out_dir}", err=True)
 
 
 def _available_cores() -> int:

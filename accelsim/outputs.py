@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
 from accelsim.input_files import read_bytes
-from accelsim.output_files import spreadsheet_safe, write_atomic
+from accelsim.output_files import is_stdout, spreadsheet_safe, write_atomic
 from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, NetworkResult, TensorAccesses
 
 COMPLETE, INTERRUPTED, TOTAL = "complete", "interrupted", "total"
@@ -185,7 +185,8 @@ class ResultFiles:
 
     @property
     def paths(self) -> list[str]:
-        return [p for p in (self.json_path, self.csv_path) if p is not None]
+        """The files written (standard output left out)."""
+        return [p for p in (self.json_path, self.csv_path) if p is not None and not is_stdout(p)]
 
     @property
     def layers(self) -> int:
@@ -210,12 +211,12 @@ class ResultFiles:
         """The run stopped in ``layer`` (``cause``: SIGINT, SIGTERM, out of memory, ...): mark
         it after the finished layers and rewrite the files."""
         self.stopped = (layer, cause)
-        self.write()
+        self.write(final=True)
 
     def close(self) -> None:
         """The run has ended: rewrite the files if a finished layer is not in them yet."""
-        if self._written < len(self.items):
-            self.write()
+        if self._written < len(self.items) or is_stdout(self.json_path) or is_stdout(self.csv_path):
+            self.write(final=True)
 
     def _row(self, layer: str, row: dict[str, Any], status: str) -> dict[str, Any]:
         body = {k: v for k, v in row.items() if k != "Layer Number"}
@@ -238,12 +239,13 @@ class ResultFiles:
             last.append(self._row("TOTAL", self.total_row(self.items), TOTAL))
         return self._csv.text(last)
 
-    def write(self) -> None:
-        """Rewrite both files with everything recorded so far (atomically)."""
+    def write(self, final: bool = False) -> None:
+        """Rewrite both files with everything recorded so far (atomically); standard output
+        (``-``) gets its text once, when the run has ended or stopped (``final``)."""
         start = self.clock()
-        if self.json_path is not None:
+        if self.json_path is not None and (final or not is_stdout(self.json_path)):
             write_atomic(self.json_path, self._json_text())
-        if self.csv_path is not None:
+        if self.csv_path is not None and (final or not is_stdout(self.csv_path)):
             write_atomic(self.csv_path, self._csv_text())
         self._written = len(self.items)
         end = self.clock()
