@@ -1057,18 +1057,19 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @_progress_option
 def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
               budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
-              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
-              progress: bool | None) -> None:
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool,
+              max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
     """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
     from accelsim.system.command import MulticoreSettings, report_json, run_multicore
     from accelsim.system.trace import perfetto_json
 
+    _start_time_budget(max_seconds)
     check_outputs({"--json": json_out, "--trace": trace_out}, force)
     settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
                                  group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
     say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
     with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
-        report = run_multicore(settings, Budget(max_steps, max_memory), say)
+        report = run_multicore(settings, Budget(max_steps, max_memory, max_seconds), say)
     files = tuple((role, path) for role, path in (("system", system_ref), ("workload", workload))
                   if Path(path).is_file())
     prov = Provenance("multicore", report.workload, report.system.name, report.system.sha256, "realistic",
