@@ -42,7 +42,6 @@ from accelsim.api import (
 )
 from accelsim.budget import DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, format_bytes, format_seconds, parse_size
 from accelsim.compare import (
-    MODELS,
     compare_jobs,
     comparison_dict,
     comparison_rows,
@@ -67,6 +66,7 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
@@ -74,7 +74,7 @@ from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
-from accelsim.text_table import format_table
+from accelsim.text_table import format_table, printable
 from accelsim.workload.tables import available_networks, load_network
 
 EXIT_USER_ERROR = EXIT_INPUT
@@ -100,8 +100,19 @@ def _fail(message: str) -> NoReturn:
 
 
 def _error(message: str, status: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {_message_lines(message)}", err=True)
     sys.exit(status)
+
+
+def _message_lines(message: str) -> str:
+    """A message as the lines we print: its own continuation lines (indented: the problems a
+    hardware file lists) kept; a newline or other control character that came from a name in
+    the input (a layer named ``x\\nerror: y``) escaped, so no line of ours is one it wrote."""
+    first, *rest = message.split("\n")
+    out = printable(first)
+    for line in rest:
+        out += ("\n" if line[:1].isspace() else "\\n") + printable(line)
+    return out
 
 
 class Stopped(BaseException):
@@ -404,7 +415,8 @@ def _warning_lines() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {_message_lines(str(message))}",
+                                                                          err=True)
         yield
 
 
@@ -711,7 +723,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
 
 @main.command()
 @_job_options("Analyze")
-@click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
+@click.option("--model", "model", type=click.Choice(other_models()), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
@@ -846,7 +858,7 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @main.command()
 @_job_options("Compare")
 @_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
+@click.option("--model", "models", multiple=True, type=click.Choice(other_models()),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
 @click.option("--maestro-csv", type=click.Path(dir_okay=False),
               help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")
@@ -1049,9 +1061,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     out = Path(out_dir)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -1081,7 +1093,11 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 
 
 @main.command(name="search")
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--hw", "hw_ref",
+              help="Preset name, hardware YAML file or MAESTRO hardware .m file (required unless --timeloop).")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): search its problem's layer on its architecture "
+                   "(or on --hw); a mapping among them is not used.")
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
               help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
@@ -1113,8 +1129,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_progress_option
-def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
+                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
                    out_dir, resume, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
     from accelsim.search.executors import make_executor
@@ -1124,12 +1140,12 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds)
+                                  style_seeds, tuple(timeloop))
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:

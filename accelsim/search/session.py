@@ -28,13 +28,14 @@ from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.jobs import Job, jobs_from_maestro
+from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
 from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
-from accelsim.search.models import SIMULATOR, model_names
+from accelsim.cost_models import SIMULATOR, model_names
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
 from accelsim.search.space import SearchSpace
@@ -60,7 +61,7 @@ class SearchSettings:
     the mapper and its budget per layer, objective, model, fidelity mode, re-ranked count, seed,
     and the space and mapper knobs."""
 
-    hw: str
+    hw: str | None
     overrides: tuple[str, ...] = ()
     network: str | None = None
     mapping: str | None = None
@@ -77,10 +78,13 @@ class SearchSettings:
     min_utilization: float = 0.5
     work_budget: float | None = None  # per candidate, for the scoring model; None: its default
     style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
+    timeloop: tuple[str, ...] = ()  # Timeloop's files: the problem is the layer, the architecture the hardware
 
     def __post_init__(self) -> None:
-        if (self.network is None) == (self.mapping is None):
-            raise InputError("give exactly one of --network NAME or --mapping FILE.m")
+        if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
+            raise InputError("give exactly one of --network NAME, --mapping FILE.m or --timeloop FILE (repeated)")
+        if self.hw is None and not self.timeloop:
+            raise InputError("missing option --hw (or give Timeloop's files with --timeloop)")
         checks = [(self.mapper in MAPPERS, f"--mapper {self.mapper}: expected one of {', '.join(MAPPERS)}"),
                   (self.objective in OBJECTIVES, (f"--objective {self.objective}: expected one of "
                    f"{', '.join(OBJECTIVES)}")),
@@ -100,6 +104,7 @@ class SearchSettings:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["overrides"] = list(self.overrides)
+        out["timeloop"] = list(self.timeloop)
         return out
 
 
@@ -173,8 +178,13 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
     """Search every layer (see the module docstring); returns the summary written to
     ``summary.json``. InputError for bad settings or an unusable ``out``; KeyboardInterrupt
     leaves ``out`` resumable."""
-    hw = load_hardware(settings.hw, list(settings.overrides))
-    network, layers = _layers(settings)
+    if settings.timeloop:  # the problem's layer on the architecture (or on --hw)
+        t = timeloop_job(read_files(list(dict.fromkeys(settings.timeloop))), settings.overrides, settings.hw,
+                         mapping_used=False)
+        hw, network, layers = t.hw, t.name, [job.layer for job in t.jobs]
+    else:
+        hw = load_hardware(settings.hw or "", list(settings.overrides))
+        network, layers = _layers(settings)
     with SearchDir(out, settings.to_dict(), resume) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
 
