@@ -12,7 +12,8 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
-BUNDLED = ["alexnet", "bert_base", "dmazerunner6", "eyeriss_alexnet", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
+BUNDLED = ["alexnet", "bert_base", "dlrm", "dmazerunner6", "eyeriss_alexnet", "flash_gemm", "flash_mlp", "marvel15",
+           "mobilenetv2", "resnet18",
            "resnet50", "vgg16"]
 
 
@@ -44,7 +45,7 @@ def test_bundled_network_loads(name):
     assert net.layers and all(isinstance(layer, Layer) for layer in net.layers)
     assert len({layer.name for layer in net.layers}) == len(net.layers)
     # each layer says where it came from
-    assert net.layers[0].source.endswith(f"{name}.yaml layer 0 ({net.layers[0].name})")
+    assert net.layers[0].source == f"bundled network {name} layer 0 ({net.layers[0].name})"  # not where installed
     # the file documents its source and conventions
     text = resources.files("accelsim.workload").joinpath("networks", f"{name}.yaml").read_text("utf-8")
     data = yaml.safe_load(text)
@@ -258,6 +259,9 @@ CONV_FC_MACS = {
     # alexnet's five CONV layers at batch 4: 4 x (105,415,200 + 223,948,800 + 149,520,384 +
     # 112,140,288 + 74,760,192) (e.g. CONV1: 55^2 x 96 x 3 x 11^2); JSSC Table V: 2.66 G.
     "eyeriss_alexnet": 2_663_139_456,
+    # DLRM (MLPerf sizes) at batch 1: bottom 13x512 + 512x256 + 256x128, interaction
+    # 27 x 27 x 128, top 479x1024 + 1024x1024 + 1024x512 + 512x256 + 256x1 = 2,458,496.
+    "dlrm": 2_458_496,
 }
 # Network.macs also counts one operation per element of each residual add.
 TOTAL_MACS = {
@@ -272,6 +276,7 @@ TOTAL_MACS = {
     "flash_mlp": 72_515_584,
     "bert_base": 11_174_215_680,
     "eyeriss_alexnet": 2_663_139_456,
+    "dlrm": 2_458_496,
 }
 
 

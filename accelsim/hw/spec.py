@@ -7,7 +7,7 @@ fields, wrong types and out-of-range numbers are rejected with a message naming 
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional
+from typing import Literal, Mapping, Optional
 
 from pydantic import (
     BaseModel,

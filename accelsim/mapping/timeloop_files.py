@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil, prod
 from pathlib import Path
 from typing import Any, Literal, Sequence
@@ -408,10 +408,11 @@ class TimeloopJob:
     jobs: list[Job]
     levels: tuple[StorageLevelSpec, ...] = ()
     roles: dict[str, str] = field(default_factory=dict)
+    tensors: dict[str, str] = field(default_factory=dict)  # input/weight/output -> Timeloop's data space
 
 
 def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> tuple[
-        tuple[StorageLevelSpec, ...], dict[str, str]]:
+        tuple[StorageLevelSpec, ...], dict[str, str], dict[str, str]]:
     """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles."""
     levels, roles = [], {}
     n = len(arch.levels)
@@ -426,7 +427,7 @@ def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProbl
             read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
             double_buffered=False, keeps=keeps))  # type: ignore[arg-type]
         roles[lv.name] = ("DRAM" if i == 0 else "L1" if i >= plan.pe_first else "L2" if i == 1 else "cluster")
-    return tuple(levels), roles
+    return tuple(levels), roles, dict(prob.tensors)
 
 
 def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: str | None = None) -> TimeloopJob:
@@ -471,7 +472,18 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
         return TimeloopJob(hw_ref, name, [job], *_as_data(arch, plan, lm, prob))
     if hw_ref is not None:
         return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
-    return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
+    used = replace(plan, macs_per_pe=min(plan.macs_per_pe, _macs_used(lm, arch, plan)))
+    return TimeloopJob(_hardware(arch, used, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
+
+
+def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
+    """The MACs of a PE the mapping's spatial loops onto them use (Timeloop's cycles count the
+    used ones: a PE computing at all its MACs would be faster than Timeloop says)."""
+    n = len(arch.levels)
+    spread = [lm.spatial[i] for i in range(min(plan.pe_first, n - 1), n)]
+    spread += [lm.container_spatial.get(name, ({}, []))[0] for name, c in arch.containers.items()
+               if c.above >= min(plan.pe_first, n - 1)]
+    return max(1, prod(f for factors in spread for f in factors.values()))
 
 
 def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str) -> HardwareSpec:

@@ -18,8 +18,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# Timeloop's data-space names -> accelsim's tensors, per problem shape
-ROLES = {"Weights": "weight", "Inputs": "input", "Outputs": "output", "A": "input", "B": "weight", "Z": "output"}
 
 
 @dataclass
@@ -60,6 +58,20 @@ def dense_rows() -> list[dict[str, str]]:
         return [r for r in csv.DictReader(fh) if r["status"] == "ok" and not r["note"].startswith("sparse")]
 
 
+def _file_sets(row: dict[str, str]) -> list[list[str]]:
+    """The files to read, best first: the user's own (with the mapper's mapping where the user
+    gave none), then what timeloop-model was given (the front end's dump where the user's files
+    are Jinja templates)."""
+    folder = HERE / "triples" / row["triple_id"]
+    copied = [str(folder / f) for f in row["copied_files"].split(";")]
+    if not row["user_files"]:
+        return [copied]
+    user = [str(folder / f) for f in row["user_files"].split(";") if not f.endswith("variables.yaml")]
+    if not any("map" in Path(f).name for f in user):
+        user += [f for f in copied if f.endswith("map.yaml")]
+    return [user, copied]
+
+
 def compare(row: dict[str, str]) -> Comparison:
     """accelsim's numbers for one references.csv row beside Timeloop's."""
     from accelsim.analytical.model import analyze_layer
@@ -67,22 +79,26 @@ def compare(row: dict[str, str]) -> Comparison:
     from accelsim.mapping.jobs import prepare
     from accelsim.mapping.timeloop_files import load_timeloop
 
-    files = row["user_files"] or row["copied_files"]
-    paths = [str(HERE / "triples" / row["triple_id"] / f) for f in files.split(";")]
     tl_cycles = int(row["cycles"])
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            t = load_timeloop(paths)
-            result = analyze_layer(prepare(t.jobs[0], t.hw), t.hw, "maestro")
-    except InputError as exc:
-        return Comparison(row["triple_id"], f"refused: {exc.detail}", False, False, tl_cycles, 0, 0.0)
+    refusal = ""
+    for paths in _file_sets(row):
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                t = load_timeloop(paths)
+                result = analyze_layer(prepare(t.jobs[0], t.hw), t.hw, "maestro")
+            break
+        except InputError as exc:
+            refusal = refusal or exc.detail
+    else:
+        return Comparison(row["triple_id"], f"refused: {refusal}", False, False, tl_cycles, 0, 0.0)
     with open(HERE / "accesses.csv", newline="") as fh:
         levels = [r for r in csv.DictReader(fh) if r["triple_id"] == row["triple_id"]]
+    roles = {name: role for role, name in t.tensors.items()}  # Timeloop's data space -> accelsim's tensor
     top = max(int(r["level_index"]) for r in levels)
-    dram = {ROLES[r["tensor"]]: r for r in levels if int(r["level_index"]) == top}
+    dram = {roles[r["tensor"]]: r for r in levels if int(r["level_index"]) == top}
     acc = result.accesses
-    below = {ROLES[r["tensor"]]: r for r in levels if int(r["level_index"]) == top - 1}
+    below = {roles[r["tensor"]]: r for r in levels if int(r["level_index"]) == top - 1}
     l2: list[int] = []
     if t.roles.get(next(iter(below.values()))["level"] if below else "", "") == "L2":
         l2 = [int(below.get("weight", {}).get("reads_total", 0)), acc["weight"].l2_read,
