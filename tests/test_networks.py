@@ -13,8 +13,7 @@ from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
 BUNDLED = ["alexnet", "bert_base", "dlrm", "dmazerunner6", "eyeriss_alexnet", "flash_gemm", "flash_mlp", "marvel15",
-           "mobilenetv2", "resnet18",
-           "resnet50", "vgg16"]
+           "mobilenetv2", "resnet18", "resnet50", "vgg16"]
 
 
 def conv_fc_macs(net: Network) -> int:
