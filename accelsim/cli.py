@@ -361,13 +361,12 @@ class JobArgs:
     timeloop: tuple[str, ...] = ()
 
     def check(self) -> None:
-        """--mapping FILE.m, or --network NAME with --style, or Timeloop's files (--timeloop)."""
+        """--mapping FILE.m, or --network NAME with --style (or a table giving its layers' dataflows),
+        or Timeloop's files (--timeloop)."""
         if self.hw_ref is None and not self.timeloop:
             _fail("missing option --hw (or give Timeloop's files with --timeloop)")
         if sum((self.mapping_path is not None, self.network is not None, bool(self.timeloop))) != 1:
             _fail("give exactly one of --mapping FILE.m, --network NAME (with --style) or --timeloop FILE (repeated)")
-        if self.network is not None and self.style is None:
-            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
         if self.network is None and self.style is not None:
             _fail("--style applies to --network only; a mapping file carries its own dataflow")
 
@@ -402,7 +401,8 @@ def _job_options(verb: str) -> Decorator:
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)),
+                     help="Named dataflow style (with --network; without it, the dataflows the network's table gives)."),
         _layer_option(verb),
         _set_option,
         click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
@@ -448,7 +448,7 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
     if mapping_path is not None:
         name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
     else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+        name, jobs = jobs_from_network(network or "", style, hw, layer)
     return hw, name, jobs
 
 
