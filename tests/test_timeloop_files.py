@@ -364,3 +364,19 @@ def test_factor_forms_property(factors, word, sep, as_list):
     words = [word.format(d=d, f=f) for d, f in factors.items()]
     raw = words if as_list else sep.join(words)
     assert _factors(raw, list(dims), dims, "e", "f") == factors
+
+
+def test_cli_hardware_timeloop(tmp_path):
+    """hardware --timeloop prints which Timeloop level became which accelsim level, then the
+    spec, which loads back as a hardware file to the same spec."""
+    from accelsim.hw.loader import load_hardware
+
+    res = CliRunner().invoke(main, ["hardware", *[a for f in _files("ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level")
+                                                  for a in ("--timeloop", f)]])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert "#   RegisterFile: per_pe, keeps input, weight, output -> L1" in text
+    assert "#   GlobalBuffer: shared, keeps input, weight, output -> L2" in text
+    path = tmp_path / "hw.yaml"
+    path.write_text(text)
+    assert load_hardware(path) == _load("ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level").hw
