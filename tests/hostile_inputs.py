@@ -598,3 +598,15 @@ case("net-name-newline", NET, 2, ("n.yaml:4:", "layer 1 (x\\nerror: y)", "duplic
      n__yaml=network('{name: "x\\nerror: y", type: FC, K: 4, C: 4}', '{name: "x\\nerror: y", type: FC, K: 4, C: 4}'))
 case("net-name-carriage-return", NET + " --layer nope", 2, ("no layer 'nope'", "x\\rerror: y"),
      n__yaml=network('{name: "x\\rerror: y", type: FC, K: 4, C: 4}'))
+# ----- budgets that hold (issue 22) --------------------------------------------------------------
+case("search-budget-1e12", SRCH.replace("--budget 5", "--budget 1000000000000"), 3,
+     ("--budget 1,000,000,000,000", "keeps every scored candidate in memory", "lower --budget"))
+case("network-onnx-over-64mib", "analyze --hw eyeriss_like --network {d}/big.onnx --style nvdla_like", 2,
+     ("big.onnx", "--network reads models of at most"), big__onnx=SPARSE_65M)
+case("import-onnx-over-memory", "import-onnx {d}/big.onnx --max-memory 100M", 3,
+     ("big.onnx", "5x its size", "--max-memory"), big__onnx=SPARSE_65M)
+case("simulate-per-pe-over-an-hour",
+     "simulate --hw tpu_like_32x32 --network dmazerunner6 --style nvdla_like --layer conv1 --per-pe", 3,
+     ("bundled network dmazerunner6 layer 0 (conv1)", "the most a layer may take without --max-seconds"))
+case("cli-max-seconds-zero", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --max-seconds 0", 2,
+     ("--max-seconds",))

@@ -77,6 +77,19 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                         wall_seconds=time.perf_counter() - wall0)
 
 
+def dram_channel_cycles(cm: CompiledMapping, hw: HardwareSpec, mode: str = "realistic") -> int:
+    """Cycles the layer's DMA transfers hold the DRAM channel, summed over its L2 tiles (every
+    transfer's bursts over the bandwidth in realistic mode; on a channel of 1 byte per cycle,
+    the bytes it occupies the channel for)."""
+    rates = effective_rates(hw, idealized(check_mode(mode)))
+    l2_words = hw.l2.size_bytes // hw.word_size_bytes // rates.l2_buffers
+    tiles = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
+                                               rates.egress_words_per_cycle), l2_words).tiles.table()
+    dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
+    dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
+    return int((tiles.cases.count * (dram_in + dram_out)).sum())
+
+
 def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable) -> dict[str, TensorAccesses]:
     """Per-tensor reads and writes (words): operands are read from L2 once per transfer,
     written into L1 once per delivered word and read from L1 once per MAC; outputs are

@@ -9,8 +9,11 @@ terminates them); a Dask cluster is reached by its scheduler address or a
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -49,9 +52,27 @@ class InProcess:
         pass
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers)."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the process that started it dies (Linux; elsewhere
+    nothing), and exit at once if that has already happened."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _worker_start(parent: int) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers), and the
+    worker dies with the parent (killed, it cannot terminate them)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
 
 
 class LocalProcesses:
@@ -62,7 +83,8 @@ class LocalProcesses:
         if workers < 1:
             raise InputError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
-        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_start,
+                                                               initargs=(os.getpid(),))
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
         return self._pool.starmap(screen_batch, [(task, batch) for batch in batches], chunksize=1)

@@ -54,7 +54,6 @@ from math import ceil
 from typing import Any, Generator, Protocol
 
 import simpy
-from simpy.core import EmptySchedule
 
 from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
@@ -69,6 +68,9 @@ from accelsim.sim.milestones import Milestones
 from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand
 from accelsim.mapping.tiles import TileDemand
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
+from accelsim.sim.components import (
+    Announcements, ArrivalQueue, Channel, DrainQueue, Pools, Processes, StepQueue, Tally, TileQueue)
+from accelsim.sim.context import SimContext
 from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
@@ -199,15 +201,33 @@ class LayerSimulation:
 
     # ------------------------------------------------------------------ run
     def run(self) -> LayerResult:
-        wall0 = time.perf_counter()
+        """Simulate the layer alone on a context of its own and return its result."""
+        context = SimContext()
+        context.enter()
+        finished = self.start(context)
+        context.run()
+        context.leave()
+        result = finished.value
+        assert isinstance(result, LayerResult)
+        return result
+
+    def start(self, context: SimContext, channel_priority: int = 0) -> simpy.Event:
+        """Start the layer's processes on ``context`` at its current cycle, its DMA transfers on
+        the context's channel (``channel_priority``: lower first, where the channel grants by
+        priority); the event returned succeeds with the :class:`LayerResult` (cycles counted
+        from the start) once the last output has been written back."""
+        self.wall0 = time.perf_counter()
         cm, hw = self.cm, self.hw
         if self.options.check_legality:
             check_reduction_support(cm, self.red_kind.exists)
-        env = simpy.Environment()
+        env = context.env
+        self.context = context
         self.env = env
+        self.t0 = self.clock()
         self.noc = simpy.Resource(env, 1) if self.shared_egress else None  # None: one user, no arbitration
         self.egress = self.noc
-        self.dram = simpy.Resource(env, 1)
+        self.dram = context.channel
+        self.channel_priority = channel_priority
         self.l2_slots = self._slots("l2", self.l2_buffers)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
@@ -225,37 +245,61 @@ class LayerSimulation:
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
-        self.track = Trackers()
-        self.accounted_until = 0  # the array's cycles up to here are busy or attributed stalls
+        self.track = Trackers(self.t0, self.t0, self.t0)
+        self.accounted_until = self.t0  # the array's cycles up to here are busy or attributed stalls
         self.warps = (self.options.fast_forward and not self.options.per_pe and self.sink is None
                       and self.values is None)
         self.states = {name: ProcessState(name) for name in ("dma_in", "distribute", "compute", "drain", "dma_out")}
         self.owner: dict[simpy.Process, ProcessState] = {}
-        self.warp = Warp(self)
+        processes = Processes(self.states, self.owner)
+        self.warp = Warp(context, processes, [
+            processes, StepQueue(self.ready), DrainQueue(self.drain_q), TileQueue(self.wb_q),
+            ArrivalQueue(self.l2_ready), Pools([self.l1_slots, self.out_slots, self.l2_slots]),
+            Channel(self.dram, processes), Channel(self.noc, processes),
+            Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
+            Tally(self.count, self.track)], self._jumped)
         self._parts_cache: dict[int, list] = {}
+        self.finished = env.event()
+        context.attach(self.warp)
         self._spawn(self._dma_in(), self.states["dma_in"])
         self._spawn(self._distribute(), self.states["distribute"])
         self._spawn(self._compute(), self.states["compute"])
         self._spawn(self._drain(), self.states["drain"])
         self._spawn(self._dma_out(), self.states["dma_out"])
-        self._run_events()
+        return self.finished
+
+    def _finish(self) -> None:
+        """The last output is written back: attribute the cycles after the array's last one and
+        hand the result to whoever waits for ``finished``."""
+        self.context.detach(self.warp)
         track = self.track
-        cycles = int(max(track.write_end, track.compute_end, track.drain_end))
+        end = int(max(track.write_end, track.compute_end, track.drain_end))
         # time after the array's last attributed cycle (its last computation, or its wait for an
         # output buffer after it): the MAC pipeline empties (compute), outputs drain
         # (reduction) and are written back (dram)
         after = int(self.accounted_until)
         emptied = max(after, min(int(track.compute_end) + self.pipeline, int(track.drain_end)))
         drained = max(after, int(track.drain_end))
-        for cause, start, end in (("compute", after, emptied), ("reduction", emptied, drained),
-                                  ("dram", drained, max(drained, cycles))):
-            self.count.stall[cause] += end - start
-            self._stall(cause, start, end, self.count.steps_done)
-        return self._result(cycles, time.perf_counter() - wall0)
+        for cause, start, stop in (("compute", after, emptied), ("reduction", emptied, drained),
+                                   ("dram", drained, max(drained, end))):
+            self.count.stall[cause] += stop - start
+            self._stall(cause, start, stop, self.count.steps_done)
+        self.finished.succeed(self._result(end - self.t0, time.perf_counter() - self.wall0))
+
+    def _jumped(self, steps: int) -> None:
+        """A warp skipped ``steps`` steps."""
+        if self.progress is not None:
+            self.progress(self.count.steps_done, self.cm.steps)
 
     def clock(self) -> int:
         """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
         return int(self.env.now)
+
+    def _channel_request(self) -> simpy.resources.resource.Request:
+        """Ask for the off-chip channel (by priority where it grants by priority)."""
+        if isinstance(self.dram, simpy.PriorityResource):
+            return self.dram.request(priority=self.channel_priority)
+        return self.dram.request()
 
     def _retire(self) -> None:
         """The active transient process is done: it no longer belongs to the state."""
@@ -267,19 +311,6 @@ class LayerSimulation:
         process = self.env.process(generator)
         self.owner[process] = state
         return process
-
-    def _run_events(self) -> None:
-        """Process every event; at the first moment with no event left at the current cycle
-        after a checkpoint was reached, take it (see :meth:`_checkpoints`)."""
-        env, warp = self.env, self.warp
-        step, peek = env.step, env.peek
-        while True:
-            if warp.pending and peek() > env.now:
-                warp.take()
-            try:
-                step()
-            except EmptySchedule:
-                return
 
     # ------------------------------------------------------------------ processes
     def _dma_in(self) -> Process:
@@ -297,7 +328,7 @@ class LayerSimulation:
             if words:
                 busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), self.rates.ideal_dram)
                 st.phase = "dram_request"
-                request = self.dram.request()
+                request = self._channel_request()
                 yield request
                 st.phase = "dma"
                 st.start = self.clock()
@@ -366,7 +397,7 @@ class LayerSimulation:
         while st.step < total:
             demand, checkpoint = cursor.at(st.step)
             if checkpoint is not None and self.warps:
-                self.warp.pending.append(checkpoint)
+                self.warp.reach(checkpoint)
             parts = self._parts(demand)
             if demand.tile_first:
                 st.phase = "l2_ready"
@@ -590,12 +621,12 @@ class LayerSimulation:
             tile = yield self.wb_q.get()
             if tile is None:
                 st.phase = "done"
-                return
+                break
             st.tile = tile
             td: TileDemand = self.tiles.traffic(tile)
             busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, self.rates.ideal_dram)
             st.phase = "dram_request"
-            request = self.dram.request()
+            request = self._channel_request()
             yield request
             st.phase = "dma"
             st.start = self.clock()
@@ -609,6 +640,7 @@ class LayerSimulation:
             out.l2_read += td.write_words
             out.dram_write += td.write_words
             self.track.write_end = max(self.track.write_end, self.clock() + latency)
+        self._finish()
 
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
