@@ -1144,11 +1144,26 @@ def list_things() -> None:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True)
+@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): the spec accelsim models the architecture with, "
+                   "and which of its levels became which accelsim level.")
 @_set_option
-def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
+def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
+    if (hw_ref is None) == (not timeloop):
+        _fail("give --hw or --timeloop FILE (repeated)")
+    if not timeloop:
+        click.echo(dump_hardware(load_hardware(hw_ref or "", list(overrides))), nl=False)
+        return
+    from accelsim.mapping.timeloop_files import read_files, timeloop_job
+
+    texts = read_files(list(dict.fromkeys(timeloop)))
+    t = timeloop_job(texts, overrides, mapping_used=None)
+    lines = ["# Timeloop's storage levels, innermost first -> accelsim's level:"]
+    lines += [f"#   {lv.name}: {lv.instances}, keeps {', '.join(lv.keeps) or 'nothing'} -> {t.roles[lv.name]}"
+              for lv in t.levels]
+    click.echo("\n".join(lines) + "\n" + dump_hardware(t.hw), nl=False)
 
 
 @main.command()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from accelsim.analytical.model import analyze_layer
 from accelsim.cli import main
@@ -351,3 +353,30 @@ def test_simulator_agrees_with_analytical_model_on_timeloop_files(case):
     cm = prepare(t.jobs[0], t.hw)
     a, s = analyze_layer(cm, t.hw, "maestro"), simulate_layer(cm, t.hw, SimOptions(mode="maestro"))
     assert (a.cycles, a.accesses) == (s.cycles, s.accesses)
+
+
+@given(st.dictionaries(st.sampled_from(list("CMRSNPQ")), st.integers(1, 999), max_size=7),
+       st.sampled_from(["{d}={f}", "{d}{f}", "{d} {f}", "{d} = {f}"]), st.sampled_from([" ", ", ", ",", "  "]),
+       st.booleans())
+def test_factor_forms_property(factors, word, sep, as_list):
+    """Any mix of Timeloop's factor spellings reads back the factors written."""
+    dims = {d: 10**6 for d in "CMRSNPQ"}
+    words = [word.format(d=d, f=f) for d, f in factors.items()]
+    raw = words if as_list else sep.join(words)
+    assert _factors(raw, list(dims), dims, "e", "f") == factors
+
+
+def test_cli_hardware_timeloop(tmp_path):
+    """hardware --timeloop prints which Timeloop level became which accelsim level, then the
+    spec, which loads back as a hardware file to the same spec."""
+    from accelsim.hw.loader import load_hardware
+
+    res = CliRunner().invoke(main, ["hardware", *[a for f in _files("ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level")
+                                                  for a in ("--timeloop", f)]])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert "#   RegisterFile: per_pe, keeps input, weight, output -> L1" in text
+    assert "#   GlobalBuffer: shared, keeps input, weight, output -> L2" in text
+    path = tmp_path / "hw.yaml"
+    path.write_text(text)
+    assert load_hardware(path) == _load("ex2024-03-model-conv1d_oc-3level-conv1d_oc-3level").hw
