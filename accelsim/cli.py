@@ -68,7 +68,7 @@ from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.model_options import MODES, Mode
-from accelsim.output_files import check_outputs, clear_trace_dir, write_atomic
+from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
@@ -309,18 +309,26 @@ class JobArgs:
     style: str | None
     layer: str | None
     overrides: tuple[str, ...]
+    timeloop: tuple[str, ...] = ()
 
     def check(self) -> None:
-        """--mapping FILE.m, or --network NAME with --style."""
-        if (self.mapping_path is None) == (self.network is None):
-            _fail("give exactly one of --mapping FILE.m or --network NAME (with --style)")
+        """--mapping FILE.m, or --network NAME with --style, or Timeloop's files (--timeloop)."""
+        if self.hw_ref is None and not self.timeloop:
+            _fail("missing option --hw (or give Timeloop's files with --timeloop)")
+        if sum((self.mapping_path is not None, self.network is not None, bool(self.timeloop))) != 1:
+            _fail("give exactly one of --mapping FILE.m, --network NAME (with --style) or --timeloop FILE (repeated)")
         if self.network is not None and self.style is None:
             _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
-        if self.mapping_path is not None and self.style is not None:
+        if self.network is None and self.style is not None:
             _fail("--style applies to --network only; a mapping file carries its own dataflow")
 
     def load(self, all_layers: bool = False) -> LoadedJobs:
         """The hardware spec and the jobs (every layer with ``all_layers``); raises InputError."""
+        if self.timeloop:
+            from accelsim.mapping.timeloop_files import load_timeloop
+
+            t = load_timeloop(list(dict.fromkeys(self.timeloop)), self.overrides, self.hw_ref)
+            return LoadedJobs(t.hw, t.name, t.jobs)
         hw, name, jobs = _load_jobs(self.hw_ref or "", self.overrides, self.mapping_path, self.network, self.style,
                                     None if all_layers else self.layer)
         return LoadedJobs(hw, name, jobs)
@@ -335,19 +343,22 @@ class LoadedJobs:
     jobs: list[Job]
 
 
-def _job_options(verb: str, hw_required: bool = True) -> Decorator:
-    """--hw, --mapping, --network, --style, --layer and --set as one :class:`JobArgs` ``job``
-    (simulate, analyze, compare, lint); ``verb`` starts --layer's help."""
+def _job_options(verb: str) -> Decorator:
+    """--hw, --mapping, --network, --style, --layer, --set and --timeloop as one :class:`JobArgs`
+    ``job`` (simulate, analyze, compare, lint, mapping); ``verb`` starts --layer's help."""
     return _record(
         JobArgs, "job",
-        click.option("--hw", "hw_ref", required=hw_required,
-                     help="Preset name, hardware YAML file or MAESTRO hardware .m file."),
+        click.option("--hw", "hw_ref",
+                     help="Preset name, hardware YAML file or MAESTRO hardware .m file (required unless --timeloop)."),
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
         click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
         _layer_option(verb),
         _set_option,
+        click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+                     help="Timeloop's YAML files (architecture, problem, mapping; repeat the option), read as "
+                          "timeloop-model reads them; the architecture is the hardware unless --hw is given."),
     )
 
 
@@ -522,6 +533,7 @@ def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrid
 def _job_provenance(command: str, job: JobArgs, loaded: LoadedJobs, mode: str, model: str = "simulator",
                     options: dict[str, Any] | None = None,
                     files: tuple[tuple[str, str], ...] = ()) -> Provenance:
+    files = tuple(("timeloop", path) for path in dict.fromkeys(job.timeloop)) + files
     return _provenance(command, loaded.hw, loaded.name, mode, job.overrides, job.hw_ref, job.mapping_path,
                        job.network, job.style, model, options, files)
 
@@ -596,7 +608,7 @@ class FunctionalArgs:
 
 
 @main.command()
-@_job_options("Simulate", hw_required=False)
+@_job_options("Simulate")
 @_record(ScaleSimArgs, "scalesim",
          click.option("--scalesim-config", type=click.Path(dir_okay=False),
                       help="SCALE-Sim .cfg (with --topology): our systolic model on SCALE-Sim's inputs, instead of --hw."),
@@ -640,12 +652,13 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
         given = {"--hw": job.hw_ref, "--mapping": job.mapping_path, "--network": job.network, "--style": job.style,
                  "--layer": job.layer, "--mode": mode != "realistic", "--set": job.overrides,
                  "--allow-overflow": allow_overflow, "--per-pe": per_pe, "--trace": trace.trace_dir,
-                 "--functional": functional.enabled, "--unchecked": functional.unchecked}
+                 "--functional": functional.enabled, "--unchecked": functional.unchecked, "--timeloop": job.timeloop}
         _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress,
                            Budget(max_steps, max_memory))
         return
-    if job.hw_ref is None:
-        _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv)")
+    if job.hw_ref is None and not job.timeloop:
+        _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv, or "
+              "Timeloop's files with --timeloop)")
     job.check()
     if functional.unchecked and not functional.enabled:
         _fail("--unchecked needs --functional: an illegal mapping is only run to see what it computes")
@@ -907,13 +920,15 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
 
 @main.command()
 @_job_options("Write")
-@click.option("--format", "form", type=click.Choice(["maestro", "loopnest"]), default="maestro", show_default=True,
-              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style).")
+@click.option("--format", "form", type=click.Choice(["maestro", "loopnest", "timeloop"]), default="maestro",
+              show_default=True,
+              help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style); timeloop: one "
+                   "layer's architecture, problem and mapping as timeloop-model reads them (with --layer).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
 @_force_option("output file")
 def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     """Write the mapping a named style produces for a network, or convert a mapping file, as a
-    MAESTRO .m file or a loop-nest YAML file."""
+    MAESTRO .m file, a loop-nest YAML file or Timeloop's files (one layer)."""
     from accelsim.mapping.compile import compile_mapping
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
@@ -922,6 +937,14 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     loaded = job.load()
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
+    elif form == "timeloop":
+        from accelsim.mapping.timeloop_writer import write_timeloop
+
+        if len(loaded.jobs) != 1:
+            _fail(f"--format timeloop writes one layer; {loaded.name} has {len(loaded.jobs)}: choose one with --layer")
+        one = loaded.jobs[0]
+        text = write_timeloop(compile_mapping(one.layer, one.dataflow, loaded.hw.num_pes, source=one.source),
+                              loaded.hw)
     else:
         nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
                  for j in loaded.jobs]
@@ -1026,8 +1049,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
+    check_output_directory("--out", out_dir)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)  # click has refused a path that is a file
+    out.mkdir(exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -1106,18 +1130,20 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    check_output_directory("--out", out_dir)
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
                                   style_seeds, unique_reuse)
-        executor = make_executor(workers, scheduler)
-        with _search_bar(progress, settings) as advance:
-            summary = run_search(settings, Path(out_dir), executor, resume, advance)
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: what was scored is saved in {out_dir}; run the same command with --resume "
-                   "to finish", err=True)
-        sys.exit(130)
+        with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
+            executor = make_executor(workers, scheduler)
+            with _search_bar(progress, settings) as advance:
+                summary = run_search(settings, Path(out_dir), executor, resume, advance)
+    except (KeyboardInterrupt, Stopped) as exc:
+        stop = exc if isinstance(exc, Stopped) else Stopped("SIGINT")
+        _error(f"stopped by {stop.signal_name}: what was scored is saved in {out_dir}; run the same command with "
+               "--resume to finish", stop.status)
     finally:
         if executor is not None:
             executor.close()

@@ -19,6 +19,8 @@ from accelsim.mapping.ast import Directive
 from accelsim.search.models import ModelTask, run_batch
 
 Batch = Sequence[Sequence[Directive]]
+# the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
+SCHEMES = ("tcp", "tls", "ws", "wss", "inproc")
 
 
 class Executor(Protocol):
@@ -75,6 +77,12 @@ class DaskExecutor:
     ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected."""
 
     def __init__(self, scheduler: Any):
+        if isinstance(scheduler, str):
+            scheme = scheduler.split("://", 1)[0] if "://" in scheduler else "tcp"
+            if scheme not in SCHEMES:
+                raise InputError(f"--scheduler {scheduler}: the protocol {scheme}:// is not one accelsim connects "
+                                 f"with; give an address such as tcp://HOST:PORT (protocols: "
+                                 f"{', '.join(SCHEMES)})")
         try:
             import distributed
         except ImportError:
@@ -85,8 +93,8 @@ class DaskExecutor:
         else:
             try:
                 self._client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - whatever connecting raises, the address is the user's
+                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}") from None
             self._owned = True
         self.workers = max(1, sum(self._client.nthreads().values()))
 
