@@ -59,7 +59,9 @@ from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, check_reduction_support
-from accelsim.model_options import Mode, SystolicFold
+from accelsim.model_options import IDEAL_EFFECTS, Mode, SystolicFold
+from accelsim.rates import effective_rates, idealized
+from accelsim.tally import LayerCounts, layer_result
 from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
@@ -72,22 +74,6 @@ from accelsim.sim.context import SimContext
 from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
-
-# The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
-# ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
-IDEAL_EFFECTS = (
-    "multicast",  # every network multicasts
-    "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
-    "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
-    "shared_egress",  # outputs never compete with operands on the distribution network
-    "packed_egress",  # one step's drains as one transfer, not per reduction group
-    "ingress_latency",  # no distribution-network latency
-    "reduction_latency",  # no reduction-network hop latency
-    "mac_pipeline",  # no MAC pipeline depth
-    "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
-    "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
-)
-
 
 class ValueHooks(Protocol):
     """Functional execution (:class:`accelsim.functional.datapath.DatapathValues`): called
@@ -140,7 +126,7 @@ class SimOptions:
     @property
     def idealized(self) -> frozenset[str]:
         """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
-        return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
+        return idealized(self.mode, self.ideal)
 
 
 class LayerSimulation:
@@ -156,38 +142,29 @@ class LayerSimulation:
         self.values = values  # functional execution: values ride on the transfers
         self.progress = progress
         self.ideal = options.idealized
-        noc, red = hw.distribution_noc, hw.reduction_noc
-        self.dist_kind = DISTRIBUTION_KINDS[noc.kind]
-        self.red_kind = REDUCTION_KINDS[red.kind]
-        ingress_bw = noc.bandwidth_words_per_cycle
-        egress_bw = red.bandwidth_words_per_cycle if self.red_kind.exists else ingress_bw
-        if "l2_ports" not in self.ideal:
-            ingress_bw = min(ingress_bw, hw.l2.read_bandwidth_words_per_cycle)
-            egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
-        self.ingress_bw = ingress_bw
-        self.egress_bw = egress_bw
+        self.dist_kind = DISTRIBUTION_KINDS[hw.distribution_noc.kind]
+        self.red_kind = REDUCTION_KINDS[hw.reduction_noc.kind]
+        self.rates = rates = effective_rates(hw, self.ideal)
+        self.ingress_bw = rates.ingress_words_per_cycle
+        self.egress_bw = rates.egress_words_per_cycle
         self.profile_options = ProfileOptions(
-            multicast="multicast" in self.ideal or noc.multicast or self.dist_kind.always_multicast,
-            noc_bandwidth_words_per_cycle=ingress_bw,
-            egress_bandwidth_words_per_cycle=egress_bw,
+            multicast=rates.multicast,
+            noc_bandwidth_words_per_cycle=self.ingress_bw,
+            egress_bandwidth_words_per_cycle=self.egress_bw,
             detail=options.per_pe,
-            packed_ingress=self.dist_kind.packed,
-            packed_egress=self.red_kind.packed,
+            packed_ingress=rates.packed_ingress,
+            packed_egress=rates.packed_egress,
             exact=not options.check_legality,
         )
-        double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
-        double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
-        self.l2_buffers = 2 if double_l2 else 1
-        self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
-        pes = hw.pe_array
-        self.ingress_latency = 0 if "ingress_latency" in self.ideal else \
-            noc.latency_cycles * self.dist_kind.hops(pes.rows, pes.cols)
-        self.pipeline = 0 if "mac_pipeline" in self.ideal else pes.mac_pipeline_latency_cycles - 1
+        self.l2_buffers = rates.l2_buffers
+        self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
+        self.ingress_latency = rates.ingress_latency_cycles
+        self.pipeline = rates.drain_delay_cycles
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
         self.operand_slots = self.buffers + (self.ingress_latency if self.dist_kind.registers_steps else 0)
         # MAESTRO assumes no contention: outputs do not compete with operands
-        self.shared_egress = not self.red_kind.exists and "shared_egress" not in self.ideal
+        self.shared_egress = rates.shared_egress
         self.events = 0
 
     @property
@@ -198,7 +175,7 @@ class LayerSimulation:
     # ------------------------------------------------------------------ timing rules
     def _reduction_latency(self, group: int) -> int:
         """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        if "reduction_latency" in self.ideal or group <= 1:
+        if self.rates.ideal_reduction_latency or group <= 1:
             return 0
         return self.hw.reduction_noc.latency_cycles_per_hop * self.red_kind.hops(group)
 
@@ -349,7 +326,7 @@ class LayerSimulation:
                 yield from self._wait(self.write_backs, st, "wb")
             words = sum(tile.read_words.values())
             if words:
-                busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), "dram" in self.ideal)
+                busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), self.rates.ideal_dram)
                 st.phase = "dram_request"
                 request = self._channel_request()
                 yield request
@@ -402,7 +379,7 @@ class LayerSimulation:
         """A step's transfers on the distribution network: (tensor, words, serial cycles, packets)."""
         found = self._parts_cache.get(id(demand))
         if found is None:
-            if "packed_ingress" in self.ideal:
+            if self.rates.step_packed_ingress:
                 words = demand.input.words + demand.weight.words + demand.readback.words
                 found = [("", words, ceil(words / self.ingress_bw), ())] if words else []
             else:
@@ -583,7 +560,7 @@ class LayerSimulation:
     def _drain(self) -> Process:
         env, st = self.env, self.states["drain"]
         landing: list[simpy.Process] = []
-        ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
+        ideal_packed = self.rates.step_packed_egress  # one transfer per drain, not per group
         while True:
             st.phase = "get"
             token: DrainToken | None = yield self.drain_q.get()
@@ -647,7 +624,7 @@ class LayerSimulation:
                 break
             st.tile = tile
             td: TileDemand = self.tiles.traffic(tile)
-            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, "dram" in self.ideal)
+            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, self.rates.ideal_dram)
             st.phase = "dram_request"
             request = self._channel_request()
             yield request
@@ -667,52 +644,14 @@ class LayerSimulation:
 
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
-        cm, hw = self.cm, self.hw
-        l1_req = self.profile.l1_required_words * hw.word_size_bytes * self.buffers
-        l2_req = self.profile.l2_required_words * hw.word_size_bytes * self.l2_buffers
-        energy = self._energy()
-        mpc = hw.pe_array.macs_per_pe_per_cycle
         count = self.count
-        return fill_bounds(LayerResult(
-            layer=cm.layer.name,
-            op=cm.layer.op.value,
-            hw=hw.name,
-            mode=self.options.mode,
-            cycles=cycles,
-            macs=count.macs,
-            num_pes=hw.num_pes,
-            used_pes=cm.used_pes,
-            pe_utilization=count.macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
-            compute_busy_cycles=int(count.busy),
-            stall_cycles=dict(count.stall),
-            energy_pj=sum(energy.values()),
-            energy_breakdown_pj=energy,
-            accesses=count.acc,
-            noc_words=count.noc_words,
-            noc_delivered_words=count.noc_dest,
-            multicast_factor=count.noc_dest / count.noc_words if count.noc_words else 1.0,
-            egress_words=count.egress_words,
-            l1_required_bytes=l1_req,
-            l2_required_bytes=l2_req,
-            l1_size_bytes=hw.l1.size_bytes,
-            l2_size_bytes=hw.l2.size_bytes,
-            steps=count.steps_done,
-            events=self.events,
-            wall_seconds=wall,
-        ), hw)
-
-    def _energy(self) -> dict[str, float]:
-        hw, count = self.hw, self.count
-        l1 = sum(a.l1_read + a.l1_write for a in count.acc.values())
-        l2 = sum(a.l2_read + a.l2_write for a in count.acc.values())
-        dram = sum(a.dram_read + a.dram_write for a in count.acc.values())
-        return {
-            "mac": count.macs * hw.energy.mac_pj,
-            "l1": l1 * hw.l1_energy_pj,
-            "l2": l2 * hw.l2_energy_pj,
-            "dram": dram * hw.energy.dram_access_pj,
-            "noc": (count.noc_dest + count.egress_words) * hw.energy.noc_hop_pj,
-        }
+        counts = LayerCounts(
+            cycles=cycles, compute_busy_cycles=int(count.busy), stall_cycles=dict(count.stall), macs=count.macs,
+            accesses=count.acc, noc_words=count.noc_words, noc_delivered_words=count.noc_dest,
+            egress_words=count.egress_words, steps=count.steps_done,
+            l1_required_words=self.profile.l1_required_words, l2_required_words=self.profile.l2_required_words)
+        return layer_result(self.cm, self.hw, self.options.mode, self.rates, counts, model="simulator",
+                            events=self.events, wall_seconds=wall)
 
 
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),
