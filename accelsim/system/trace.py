@@ -2,12 +2,15 @@
 job (its stalls by cause and bytes in the span's arguments), and a channel track with two
 counters: the no-stall bandwidth the live jobs ask for (the job table's, summed over the jobs
 running at each moment) and the channel's bandwidth, both in bytes per cycle. Times are cycles
-shown as microseconds (1 cycle = 1 us in the viewer)."""
+shown as microseconds (1 cycle = 1 us in the viewer). The same demand as a PNG plot against the
+channel: :func:`demand_plot`."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+
+from accelsim.errors import InputError
 
 if TYPE_CHECKING:  # the report it draws
     from accelsim.system.command import MulticoreReport
@@ -46,3 +49,27 @@ def perfetto_json(report: MulticoreReport) -> str:
         events.append({"ph": "C", "pid": 1, "tid": channel_tid, "name": "bytes_per_cycle", "ts": cycle,
                        "args": {"demand": ask, "channel": bandwidth}})
     return json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
+
+
+def demand_plot(report: MulticoreReport, path: str) -> None:
+    """A PNG of the running jobs' summed no-stall bandwidth against the channel's over time
+    (needs matplotlib: ``pip install 'accelsim[plot]'``)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'accelsim[plot]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = demand_steps(report)
+    cycles = [c for c, _ in steps]
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.step(cycles, [a for _, a in steps], where="post", label="summed no-stall bandwidth of the running jobs")
+    ax.axhline(report.system.bytes_per_cycle, color="black", linestyle="--", label="channel")
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("bytes per cycle")
+    ax.set_title(f"{report.workload} on {report.system.name}, {report.outcomes[0].name}")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
