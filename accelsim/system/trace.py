@@ -19,17 +19,12 @@ if TYPE_CHECKING:  # the report it draws
 def demand_steps(report: MulticoreReport) -> list[tuple[int, float]]:
     """(cycle, summed no-stall bandwidth of the jobs running from then on) at every change."""
     subs = {sub.name: sub.index for sub in report.system.subs}
-    changes: dict[int, float] = {}
+    spans = []
     for row in report.outcomes[0].run.rows:
         cost = report.table.cost[row.job][subs[row.sub_accelerator]]
-        ask = cost.bandwidth_bytes_per_cycle if cost is not None else 0.0
-        changes[row.start_cycle] = changes.get(row.start_cycle, 0.0) + ask
-        changes[row.end_cycle] = changes.get(row.end_cycle, 0.0) - ask
-    level, out = 0.0, []
-    for cycle in sorted(changes):
-        level += changes[cycle]
-        out.append((cycle, max(0.0, level)))
-    return out
+        spans.append((row.start_cycle, row.end_cycle, cost.bandwidth_bytes_per_cycle if cost is not None else 0.0))
+    cycles = sorted({c for start, end, _ in spans for c in (start, end)})
+    return [(c, sum(ask for start, end, ask in spans if start <= c < end)) for c in cycles]
 
 
 def perfetto_json(report: MulticoreReport) -> str:
