@@ -51,6 +51,8 @@ class _Rates:
         noc, red = hw.distribution_noc, hw.reduction_noc
         dist_kind, red_kind = DISTRIBUTION_KINDS[noc.kind], REDUCTION_KINDS[red.kind]
         self.maestro = mode == "maestro"
+        self.red_kind = red_kind
+        self.reduction_hop_latency = red.latency_cycles_per_hop
         self.multicast = self.maestro or noc.multicast or dist_kind.always_multicast
         self.ingress = noc.bandwidth_words_per_cycle
         self.egress = red.bandwidth_words_per_cycle if red_kind.exists else self.ingress
@@ -59,14 +61,24 @@ class _Rates:
         self.packed_ingress = dist_kind.packed
         self.packed_egress = red_kind.packed
         self.shared_network = False
-        self.ingress_latency = self.drain_delay = self.dram_latency = 0
+        self.ingress_latency = self.drain_delay = self.dram_latency = self.register_stages = 0
         if not self.maestro:
             self.ingress = min(self.ingress, hw.l2.read_bandwidth_words_per_cycle)
             self.egress = min(self.egress, hw.l2.write_bandwidth_words_per_cycle)
             self.shared_network = not red_kind.exists
             self.ingress_latency = noc.latency_cycles * dist_kind.hops(hw.pe_array.rows, hw.pe_array.cols)
+            # each hop's register holds one step's operands (systolic): steps in flight
+            self.register_stages = self.ingress_latency if dist_kind.registers_steps else 0
             self.drain_delay = hw.pe_array.mac_pipeline_latency_cycles - 1
             self.dram_latency = hw.dram.latency_cycles if hw.dram.model == "simple" else 0
+
+    def landing(self, group_pes: np.ndarray) -> list[int]:
+        """Cycles for the partial sums of reduction groups of ``group_pes`` PEs to meet on the
+        way to L2 (hops times the per-hop latency; none in maestro mode)."""
+        if self.maestro:
+            return []
+        hops = [self.red_kind.hops(int(g)) if g > 1 else 0 for g in group_pes]
+        return [h * self.reduction_hop_latency for h in hops]
 
     def dram_cycles(self, words: np.ndarray, runs: np.ndarray, hw: HardwareSpec) -> np.ndarray:
         """Channel cycles of one transfer per entry of ``runs`` contiguous pieces: bytes over
@@ -193,10 +205,10 @@ def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases,
     dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)
     dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist()),
+                                   steps.readback_source_steps.tolist(), rates.landing(steps.drain_max_group)),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
                             2 if rates.double_l1 else 1, 2 if rates.double_l2 else 1, rates.ingress_latency,
-                            rates.drain_delay, rates.dram_latency, rates.shared_network))
+                            rates.drain_delay, rates.dram_latency, rates.shared_network, rates.register_stages))
     case_of = {tuple(row): i for i, row in enumerate(steps.cases.klass.tolist())}
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
     cycles = pipeline.run(steps.classes, case_of, tiles.tile_loops, tile_of)

@@ -53,6 +53,7 @@ class StepCases:
     drains: np.ndarray  # bool: the step ends a run over an output tile in which PEs worked
     readback_source_steps: np.ndarray  # steps back to the drain whose partial sums are read back
     l1_required_words: int
+    drain_max_group: np.ndarray  # PEs in the largest spatial reduction group drained
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,16 @@ def _packets(rows: np.ndarray, keys: np.ndarray, words: np.ndarray, n: int, merg
                              return_index=True)
         rows, words = rows[first], words[first]
     return Packets(rows.astype(np.int64), words.astype(np.int64), n)
+
+
+def _largest_group(rows: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
+    """Per case, the most entries sharing one key (the largest reduction group; 0: none)."""
+    out = np.zeros(n, dtype=np.int64)
+    if len(rows):
+        _, inverse, counts = np.unique(np.column_stack([rows, keys]), axis=0, return_inverse=True,
+                                       return_counts=True)
+        np.maximum.at(out, rows, counts[inverse.ravel()])
+    return out
 
 
 def output_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
@@ -164,12 +175,13 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     skeys = np.concatenate([slo[:, rows, pe].T, shi[:, rows, pe].T], axis=1)
     drained = _packets(rows, skeys, svol[rows, pe], n, True)
     drain_pe_words = _packets(rows, skeys, svol[rows, pe], n, False).total()
+    drain_group = _largest_group(rows, skeys, n)
     drains &= drain_pe_words > 0  # a run in which no PE worked drains nothing
     # a read-back waits for the drain that ended the previous visit to its tile
     source = _previous_visit([loop.trips for loop in cm.loops], cases.rep, readback.total() > 0, inner, outer_red)
     return StepCases(
         cases, classes, macs_pe.sum(axis=1), macs_pe.max(axis=1, initial=0), sent, delivered, readback,
-        drained, drain_pe_words, drains, source, int(footprint.max(initial=0)),
+        drained, drain_pe_words, drains, source, int(footprint.max(initial=0)), drain_group,
     )
 
 
