@@ -112,8 +112,10 @@ def assert_profiles_agree(cm: CompiledMapping, hw: HardwareSpec, max_steps: int 
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // sim.l2_buffers
     new = ScheduleProfile(cm, opts, l2_words)
     old = OldProfile(cm, OldProfileOptions(opts.multicast, opts.noc_bandwidth_words_per_cycle,
-                                           opts.egress_bandwidth_words_per_cycle, True, opts.packed_ingress,
-                                           opts.packed_egress), l2_words)
+                                           opts.egress_bandwidth_words_per_cycle, True, ports=opts.ports,
+                                           port_block_pes=opts.port_block_pes,
+                                           port_bandwidth_words_per_cycle=opts.port_bandwidth_words_per_cycle),
+                     l2_words)
     step = 0
     for demand, repeat in old.steps():
         expected = _demand_fields(demand)

@@ -32,7 +32,7 @@ import numpy as np
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
 from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
 from accelsim.bounds import fill_bounds
-from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS, port_block_pes
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.model_options import Mode, SystolicFold, check_mode
@@ -58,8 +58,10 @@ class _Rates:
         self.egress = red.bandwidth_words_per_cycle if red_kind.exists else self.ingress
         self.double_l1 = self.maestro or hw.l1.double_buffered
         self.double_l2 = self.maestro or hw.l2.double_buffered
-        self.packed_ingress = dist_kind.packed
-        self.packed_egress = red_kind.packed
+        # root ports (realistic mode): each feeds a fixed block of PEs at its share of the width
+        self.ports = 1 if self.maestro else dist_kind.ports(hw.num_pes, noc.bandwidth_words_per_cycle)
+        self.port_block_pes = port_block_pes(hw.num_pes, self.ports)
+        self.port_bandwidth = noc.bandwidth_words_per_cycle / self.ports
         self.shared_network = False
         self.ingress_latency = self.drain_delay = self.dram_latency = self.register_stages = 0
         if not self.maestro:
@@ -105,7 +107,7 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
     wall0 = time.perf_counter()
     rates = _Rates(hw, check_mode(mode))
-    steps = step_cases(cm, rates.multicast)
+    steps = step_cases(cm, rates.multicast, rates.ports, rates.port_block_pes)
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
     tiles = tile_cases(cm, l2_words)
     acc = _accesses(steps, tiles)
@@ -192,14 +194,12 @@ def _fold_cycles(steps: StepCases, fold: SystolicFold | None) -> np.ndarray:
 def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases,
             fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
     """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
-    if rates.maestro:  # one packed transfer per step, one per drain
-        ingress = _ceil_div(steps.sent["input"].total() + steps.sent["weight"].total() + steps.readback.total(),
-                            rates.ingress)
-        egress = _ceil_div(steps.drained.total(), rates.egress)
-    else:
-        ingress = cast(np.ndarray, sum(p.serial_cycles(rates.ingress, rates.packed_ingress)
-                                       for p in (steps.sent["input"], steps.sent["weight"], steps.readback)))
-        egress = steps.drained.serial_cycles(rates.egress, rates.packed_egress)
+    # a step's words share the network's width; with root ports, also the busiest port's
+    ingress = _ceil_div(steps.sent["input"].total() + steps.sent["weight"].total() + steps.readback.total(),
+                        rates.ingress)
+    if rates.ports > 1:
+        ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_bandwidth))
+    egress = _ceil_div(steps.drained.total(), rates.egress)
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)

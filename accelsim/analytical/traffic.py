@@ -28,6 +28,7 @@ from accelsim.mapping.geometry import (
     loop_classes,
     loop_points,
     member_units,
+    pe_index,
     previous_active,
     volume,
 )
@@ -54,6 +55,7 @@ class StepCases:
     readback_source_steps: np.ndarray  # steps back to the drain whose partial sums are read back
     l1_required_words: int
     drain_max_group: np.ndarray  # PEs in the largest spatial reduction group drained
+    busiest_port_words: np.ndarray  # words on the distribution network's busiest root port
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,6 @@ class Packets:
         """Words per case."""
         return np.bincount(self.rows, weights=self.words, minlength=self.n).astype(np.int64)
 
-    def serial_cycles(self, words_per_cycle: float, packed: bool) -> np.ndarray:
-        """Cycles per case on a network of that width: ``ceil(all words / width)`` when the
-        packets share it (packed), else ``ceil(words / width)`` packet by packet."""
-        if packed:
-            return np.ceil(self.total() / words_per_cycle).astype(np.int64)
-        each = np.ceil(self.words / words_per_cycle)
-        return np.bincount(self.rows, weights=each, minlength=self.n).astype(np.int64)
-
 
 def _packets(rows: np.ndarray, keys: np.ndarray, words: np.ndarray, n: int, merge: bool) -> Packets:
     """One packet per distinct (case, key) entry (``merge``: a multicast), else per entry."""
@@ -85,6 +79,16 @@ def _packets(rows: np.ndarray, keys: np.ndarray, words: np.ndarray, n: int, merg
                              return_index=True)
         rows, words = rows[first], words[first]
     return Packets(rows.astype(np.int64), words.astype(np.int64), n)
+
+
+def _port_words(load: np.ndarray, rows: np.ndarray, keys: np.ndarray, words: np.ndarray, port: np.ndarray,
+                multicast: bool) -> None:
+    """Add to ``load`` (cases, ports) the words of entries (case ``rows``, box ``keys``, PE on
+    ``port``): a multicast group once per port it reaches, else every entry."""
+    if multicast and len(rows):
+        _, first = np.unique(np.column_stack([rows, keys, port]), axis=0, return_index=True)
+        rows, words, port = rows[first], words[first], port[first]
+    np.add.at(load, (rows, port), words)
 
 
 def _largest_group(rows: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
@@ -121,8 +125,10 @@ def _previous_visit(trips: list[int], rep: np.ndarray, revisits: np.ndarray, inn
     return source
 
 
-def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
-    """Evaluate every iteration case of the whole nest once."""
+def step_cases(cm: CompiledMapping, multicast: bool, ports: int = 1, block_pes: int = 1) -> StepCases:
+    """Evaluate every iteration case of the whole nest once; with ``ports`` > 1 also the words
+    of each case on the busiest root port of the distribution network (port p feeds PEs
+    ``[p * block_pes, (p + 1) * block_pes)``)."""
     points = loop_points(cm)
     classes = [loop_classes(p, loop.trips) for p, loop in zip(points, cm.loops)]
     cases = enumerate_cases(classes)
@@ -138,6 +144,8 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     prev = boxes(cm, prev_idx, pes)
     prev_valid = has_prev[:, None] & act
 
+    port_of = np.asarray(pe_index(cm, pes)).ravel() // block_pes
+    port_words = np.zeros((n, ports), dtype=np.int64)
     sent, delivered = {}, {}
     for role in OPERAND_ROLES:
         lo, hi = cur.tensor(cm.nest, role)
@@ -150,6 +158,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
                                np.where(pv, plo[:, rows, pe].T, -1), np.where(pv, phi[:, rows, pe].T, -1)], axis=1)
         words = new[rows, pe]
         sent[role] = _packets(rows, keys, words, n, multicast)
+        _port_words(port_words, rows, keys, words, port_of[pe], multicast)
         delivered[role] = new.sum(axis=1)
 
     # output runs: the loops inside the innermost output loop sweep one output tile
@@ -164,6 +173,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     rows, pe = np.nonzero(act & (run_start & revisit)[:, None])
     okeys = np.concatenate([olo[:, rows, pe].T, ohi[:, rows, pe].T], axis=1)
     readback = _packets(rows, okeys, volume(olo, ohi)[rows, pe], n, True)
+    _port_words(port_words, rows, okeys, volume(olo, ohi)[rows, pe], port_of[pe], True)
 
     # a PE drains if it worked in the run: by the prefix property, iff it works at its start
     start_rep = cases.rep.copy()
@@ -182,6 +192,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     return StepCases(
         cases, classes, macs_pe.sum(axis=1), macs_pe.max(axis=1, initial=0), sent, delivered, readback,
         drained, drain_pe_words, drains, source, int(footprint.max(initial=0)), drain_group,
+        port_words.max(axis=1),
     )
 
 

@@ -57,7 +57,7 @@ import simpy
 from simpy.core import EmptySchedule
 
 from accelsim.bounds import fill_bounds
-from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS, port_block_pes
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, check_reduction_support
 from accelsim.model_options import Mode, SystolicFold
@@ -75,9 +75,8 @@ Process = Generator[simpy.Event, Any, None]  # a SimPy process body
 IDEAL_EFFECTS = (
     "multicast",  # every network multicasts
     "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
-    "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
+    "packed_ingress",  # no root ports: a step's operands share the whole width
     "shared_egress",  # outputs never compete with operands on the distribution network
-    "packed_egress",  # one step's drains as one transfer, not per reduction group
     "ingress_latency",  # no distribution-network latency
     "reduction_latency",  # no reduction-network hop latency
     "mac_pipeline",  # no MAC pipeline depth
@@ -163,14 +162,17 @@ class LayerSimulation:
             egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
         self.ingress_bw = ingress_bw
         self.egress_bw = egress_bw
+        ports = 1 if "packed_ingress" in self.ideal else \
+            self.dist_kind.ports(hw.num_pes, noc.bandwidth_words_per_cycle)
         self.profile_options = ProfileOptions(
             multicast="multicast" in self.ideal or noc.multicast or self.dist_kind.always_multicast,
             noc_bandwidth_words_per_cycle=ingress_bw,
             egress_bandwidth_words_per_cycle=egress_bw,
             detail=options.per_pe,
-            packed_ingress=self.dist_kind.packed,
-            packed_egress=self.red_kind.packed,
             exact=not options.check_legality,
+            ports=ports,
+            port_block_pes=port_block_pes(hw.num_pes, ports),
+            port_bandwidth_words_per_cycle=noc.bandwidth_words_per_cycle / ports,
         )
         double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
         double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
@@ -367,16 +369,20 @@ class LayerSimulation:
         return True
 
     def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
-        """A step's transfers on the distribution network: (tensor, words, serial cycles, packets)."""
+        """A step's transfers on the distribution network: (tensor, words, cycles, packets).
+        The tensors share the network for the step's ``ingress_cycles``; each is shown for its
+        share of them, in proportion to its words (the cycles add up to the step's)."""
         found = self._parts_cache.get(id(demand))
         if found is None:
-            if "packed_ingress" in self.ideal:
-                words = demand.input.words + demand.weight.words + demand.readback.words
-                found = [("", words, ceil(words / self.ingress_bw), ())] if words else []
-            else:
-                found = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
-                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
-                                            ("output", demand.readback)) if ts.words]
+            sets = [(tensor, ts) for tensor, ts in (("input", demand.input), ("weight", demand.weight),
+                                                    ("output", demand.readback)) if ts.words]
+            total = sum(ts.words for _, ts in sets)
+            found, sent, shown = [], 0, 0
+            for tensor, ts in sets:
+                sent += ts.words
+                share = ceil(sent * demand.ingress_cycles / total) - shown
+                shown += share
+                found.append((tensor, ts.words, share, ts.packet_words))
             self._parts_cache[id(demand)] = found
         return found
 
@@ -405,8 +411,7 @@ class LayerSimulation:
             held = self.clock() - st.since  # cycles the step was held for its partial sums
             if parts:
                 st.phase = "send"
-                yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
-                                      self.profile_options.packed_ingress)
+                yield from self._send(self.noc, "distribution_noc", st.step, parts)
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
@@ -418,9 +423,9 @@ class LayerSimulation:
         st.phase = "done"
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Process:
-        """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
-        step, back to back. ``network`` is None when one process owns it alone.
+              parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
+        """Occupy a network for all ``parts`` (tensor, words, cycles, packets) of one step,
+        back to back. ``network`` is None when one process owns it alone.
 
         Per-PE execution also sends the listed packets one by one in a process of their own,
         which must end exactly when the burst does (checked)."""
@@ -431,7 +436,7 @@ class LayerSimulation:
         start = env.now
         total = sum(serial for _, _, serial, _ in parts)
         if any(packets for _, _, _, packets in parts):
-            env.process(self._packets(component, step, parts, bandwidth, packed, start + total))
+            env.process(self._packets(component, step, parts, start + total))
         yield env.timeout(total)
         start = env.now - total
         for tensor, words, serial, _ in parts:
@@ -441,17 +446,16 @@ class LayerSimulation:
             network.release(request)
 
     def _packets(self, component: str, step: int, parts: list[tuple[str, int, int, tuple[int, ...]]],
-                 bandwidth: float, packed: bool, end: float) -> Process:
-        """The packets of one step, one event each: packed packets share the width, so packet i
-        of a tensor ends at ceil(words sent so far / bandwidth)."""
+                 end: float) -> Process:
+        """The packets of one step, one event each: the packets of a tensor share its part of
+        the burst, so packet i ends once the words sent so far have had their share of it."""
         env = self.env
         for tensor, words, serial, packets in parts:
             began, sent = env.now, 0
             for w in packets:
                 start = env.now
                 sent += w
-                finish = began + ceil(sent / bandwidth) if packed else start + ceil(w / bandwidth)
-                yield env.timeout(finish - env.now)
+                yield env.timeout(began + ceil(sent * serial / words) - env.now)
                 self._record(component, "packet", start, env.now, step, tensor, w)
             if env.now != began + serial:
                 raise AssertionError(f"step {step}: {tensor} packets end at {env.now}, burst at {began + serial}")
@@ -551,7 +555,6 @@ class LayerSimulation:
     def _drain(self) -> Process:
         env, st = self.env, self.states["drain"]
         landing: list[simpy.Process] = []
-        ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
         while True:
             st.phase = "get"
             token: DrainToken | None = yield self.drain_q.get()
@@ -568,15 +571,10 @@ class LayerSimulation:
             d = token.demand
             latency = 0
             if d.drain_groups:
-                if ideal_packed:
-                    part: tuple[str, int, int, tuple[int, ...]] = (
-                        "output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
-                else:
-                    part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
+                part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 latency = self._reduction_latency(d.drain_max_group)
                 st.phase = "send"
-                yield from self._send(self.egress, "reduction_noc", token.step, [part], self.egress_bw,
-                                      self.profile_options.packed_egress)
+                yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]
                 out.l1_read += d.drain_pe_words
                 out.l2_write += d.drain_words

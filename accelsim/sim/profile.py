@@ -30,7 +30,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
-from math import prod
+from math import ceil, prod
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
+from accelsim.sim.ports import PortLoads
 from accelsim.workload.operators import OPERAND_ROLES
 
 ENUMERATION_LIMIT = 1 << 16  # sub-unit tuples enumerated at most to prove boxes distinct
@@ -64,13 +65,12 @@ class TransferSet:
     """Deliveries of one tensor in one step.
 
     ``transfers`` packets; ``words`` distinct words sent (= L2 reads); ``dest_words`` words
-    written into L1s; ``serial_cycles`` the network's busy cycles (see ``ProfileOptions``).
+    written into L1s (the step's time on the network is its :attr:`StepDemand.ingress_cycles`).
     """
 
     transfers: int = 0
     words: int = 0
     dest_words: int = 0
-    serial_cycles: int = 0
     packet_words: tuple[int, ...] = ()  # per packet, only in per-PE detail
 
 
@@ -92,6 +92,9 @@ class StepDemand:
     reduction_serial_cycles: int  # busy cycles of the egress network for the drains
     tile_first: bool  # first step of an L2 tile
     tile_last: bool  # last step of an L2 tile
+    # busy cycles of the distribution network for input, weight and read-back together (they
+    # share its ports; see ProfileOptions)
+    ingress_cycles: int
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
 
@@ -112,21 +115,27 @@ class TileDemand:
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle) used
-    to size packets. ``detail`` keeps per-PE and per-packet lists for the per-PE engine;
-    ``exact`` treats every loop index and every sub-unit as its own class (for mappings whose
-    windows overlap or leave gaps, ``--unchecked``)."""
+    """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle).
+    ``detail`` keeps per-PE and per-packet lists for the per-PE engine; ``exact`` treats every
+    loop index and every sub-unit as its own class (for mappings whose windows overlap or leave
+    gaps, ``--unchecked``).
+
+    A step's operand words (every tensor, read-backs included) share the distribution
+    network: it takes ``ceil(distinct words / noc_bandwidth)`` cycles (the bandwidth capped by
+    L2's reads), and with ``ports`` > 1 at least as many as its busiest port needs: port p
+    feeds PEs ``[p * port_block_pes, (p + 1) * port_block_pes)`` at
+    ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
+    that feeds one of its PEs. A step's drains share the reduction network's width:
+    ``ceil(words after reduction / egress_bandwidth)``."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
     egress_bandwidth_words_per_cycle: float
     detail: bool = False
-    # packed: the packets of one step share the network's width (systolic edge links, a
-    # reduction network's parallel chains/subtrees): ceil(sum of words / bandwidth) cycles;
-    # otherwise each packet takes ceil(words / bandwidth) cycles on its own
-    packed_ingress: bool = False
-    packed_egress: bool = False
     exact: bool = False
+    ports: int = 1
+    port_block_pes: int = 1
+    port_bandwidth_words_per_cycle: float = 1.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -187,13 +196,6 @@ class _Groups:
     def total(self, cases: int) -> np.ndarray:
         """Words per case."""
         return self._per_case(self.n * self.words, cases)
-
-    def serial_cycles(self, cases: int, bandwidth: float, packed: bool) -> np.ndarray:
-        """Cycles per case on a network of ``bandwidth`` words/cycle: all words at once
-        (packed) or group by group."""
-        if packed:
-            return np.ceil(self.total(cases) / bandwidth).astype(np.int64)
-        return self._per_case(self.n * np.ceil(self.words / bandwidth).astype(np.int64), cases)
 
     def max_members(self, cases: int) -> np.ndarray:
         out = np.zeros(cases, dtype=np.int64)
@@ -338,6 +340,7 @@ class ScheduleProfile:
         self.l2_required_words = self.tiles.l2_required_words
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
+        self._ports: PortLoads | None = None  # built when a multi-port network first needs it
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
 
@@ -391,6 +394,7 @@ class ScheduleProfile:
             return a.reshape(a.shape[0], -1).T
 
         sets = {}
+        on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
             lo, hi = cur.tensor(nest, role)
             plo, phi = prev.tensor(nest, role)
@@ -404,6 +408,8 @@ class ScheduleProfile:
             groups = self._groups(role, case_of[sel], class_of[sel], keys[sel], moving[sel], new.ravel()[sel],
                                   opts.multicast)
             sets[role] = (groups, (count[None, :] * new).sum(axis=1))
+            on_ports.append((role, case_of[sel], class_of[sel], keys[sel], moving[sel], new.ravel()[sel],
+                             opts.multicast))
 
         # ---- outputs: a run is the steps over one output tile
         run_start = steps % self.run_steps == 0
@@ -414,9 +420,9 @@ class ScheduleProfile:
         olo, ohi = cur.tensor(nest, "output")
         sel = (act & (run_start & revisit)[:, None]).ravel()
         both = np.ones((int(sel.sum()), 2), dtype=bool)
-        readback = self._groups("output", case_of[sel], class_of[sel],
-                                np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], both,
-                                volume(olo, ohi).ravel()[sel], True)
+        rkeys, rwords = np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], volume(olo, ohi).ravel()[sel]
+        readback = self._groups("output", case_of[sel], class_of[sel], rkeys, both, rwords, True)
+        on_ports.append(("output", case_of[sel], class_of[sel], rkeys, both, rwords, True))
         # a PE drains if it worked in the run: by the prefix property, iff it works at its start
         start_rep = rep.copy()
         start_rep[:, [i for i in range(loops) if self.strides[i] < self.run_steps]] = 0
@@ -430,19 +436,20 @@ class ScheduleProfile:
                              np.concatenate([flat(slo), flat(shi)], axis=1)[sel], both, svol.ravel()[sel], True)
         drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
 
-        bw, ebw = opts.noc_bandwidth_words_per_cycle, opts.egress_bandwidth_words_per_cycle
+        ebw = opts.egress_bandwidth_words_per_cycle
         columns = {
             "macs": (count[None, :] * vol).sum(axis=1),
             "active_pes": (count[None, :] * act).sum(axis=1),
             "max_pe_macs": vol.max(axis=1, initial=0),
             "drain_groups": drain.count(n), "drain_words": drain.total(n), "drain_pe_words": drain_pe_words,
             "drain_max_group": drain.max_members(n),
-            "reduction_serial_cycles": drain.serial_cycles(n, ebw, opts.packed_egress),
-            "readback": (readback.count(n), readback.total(n), readback.total(n),
-                         readback.serial_cycles(n, bw, opts.packed_ingress)),
+            "reduction_serial_cycles": np.ceil(drain.total(n) / ebw).astype(np.int64),
+            "readback": (readback.count(n), readback.total(n), readback.total(n)),
+            "ingress_cycles": self._ingress_cycles(
+                n, readback.total(n) + sum(groups.total(n) for groups, _ in sets.values()), on_ports),
         }
         for role, (groups, dest) in sets.items():
-            columns[role] = (groups.count(n), groups.total(n), dest, groups.serial_cycles(n, bw, opts.packed_ingress))
+            columns[role] = (groups.count(n), groups.total(n), dest)
         plain = {k: v.tolist() for k, v in columns.items() if not isinstance(v, tuple)}
         sets_of = {k: [a.tolist() for a in v] for k, v in columns.items() if isinstance(v, tuple)}
         tile_pos = (steps % self.steps_per_tile).tolist()
@@ -458,12 +465,28 @@ class ScheduleProfile:
                 drain_partial=plain["drain_groups"][i] > 0 and not bool(last_visit[i]),
                 reduction_serial_cycles=plain["reduction_serial_cycles"][i],
                 tile_first=tile_pos[i] == 0, tile_last=tile_pos[i] == self.steps_per_tile - 1,
+                ingress_cycles=plain["ingress_cycles"][i],
             )
             if opts.detail:
                 demand = self._with_detail(demand, [r[i:i + 1] for r in idx], [p[i:i + 1] for p in prev_idx],
                                            bool(has_prev[i]), bool(run_start[i] and revisit[i]), bool(run_end[i]))
             out.append(demand)
         return out
+
+    def _ingress_cycles(self, n: int, words: np.ndarray, on_ports: list[tuple]) -> np.ndarray:
+        """Per case, the distribution network's busy cycles: the words over the (L2-capped)
+        bandwidth, and with several ports at least the busiest port's words over its width."""
+        opts = self.opts
+        cycles = np.ceil(words / opts.noc_bandwidth_words_per_cycle).astype(np.int64)
+        if opts.ports == 1:
+            return cycles
+        if self._ports is None:
+            self._ports = PortLoads(self.cm, self.units, opts.port_block_pes, opts.ports)
+        loads = np.zeros((n, opts.ports), dtype=np.int64)
+        for role, case, klass, keys, moving, words_each, multicast in on_ports:
+            self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
+        busiest = np.ceil(loads.max(axis=1) / opts.port_bandwidth_words_per_cycle).astype(np.int64)
+        return np.maximum(cycles, busiest)
 
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
                 words: np.ndarray, multicast: bool) -> _Groups:
@@ -494,6 +517,8 @@ class ScheduleProfile:
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
         packets: dict[str, tuple[int, ...]] = {}
+        port = pes // opts.port_block_pes
+        port_load = np.zeros(opts.ports, dtype=np.int64)  # counted PE by PE
         for role in OPERAND_ROLES:
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
@@ -501,9 +526,13 @@ class ScheduleProfile:
             new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
             keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if prev_valid else []), axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
+            _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
-        readback = _packet_words(np.concatenate([olo.T, ohi.T], axis=1), volume(olo, ohi), cur.active[0], True) \
-            if reads_back else ()
+        readback: tuple[int, ...] = ()
+        if reads_back:
+            okeys = np.concatenate([olo.T, ohi.T], axis=1)
+            readback = _packet_words(okeys, volume(olo, ohi), cur.active[0], True)
+            _add_port_words(port_load, okeys, volume(olo, ohi), cur.active[0], port, True)
         drain_words: tuple[int, ...] = ()
         if drains:
             start = [i.copy() for i in idx]
@@ -513,17 +542,23 @@ class ScheduleProfile:
             first = boxes(cm, start, [u[None, :] for u in units])
             slo, shi = (a[:, 0, :] for a in first.tensor(nest, "output"))
             drain_words = _packet_words(np.concatenate([slo.T, shi.T], axis=1), volume(slo, shi), first.active[0], True)
-        sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, ts.serial_cycles, packets[role])
+        sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, packets[role])
                 for role, ts in (("input", demand.input), ("weight", demand.weight))}
         detailed = StepDemand(
             demand.macs, demand.active_pes, demand.max_pe_macs, sets["input"], sets["weight"],
-            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words,
-                        demand.readback.serial_cycles, readback),
+            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words, readback),
             demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
             demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
-            tuple(pe_macs.tolist()), drain_words,
+            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words,
         )
         _check_detail(detailed, int(pe_macs.sum()))
+        words = demand.input.words + demand.weight.words + demand.readback.words
+        ingress = ceil(words / opts.noc_bandwidth_words_per_cycle)
+        if opts.ports > 1:
+            ingress = max(ingress, ceil(int(port_load.max()) / opts.port_bandwidth_words_per_cycle))
+        if ingress != demand.ingress_cycles:
+            raise AssertionError(f"per-PE port loads {port_load.tolist()} give {ingress} ingress cycles, "
+                                 f"the classes {demand.ingress_cycles}")
         return detailed
 
 
@@ -547,6 +582,17 @@ def _packet_words(keys: np.ndarray, words: np.ndarray, sel: np.ndarray, multicas
         return tuple(int(w) for w in words[idx])
     _, first = np.unique(keys[idx], axis=0, return_index=True)
     return tuple(int(w) for w in words[idx][np.sort(first)])
+
+
+def _add_port_words(load: np.ndarray, keys: np.ndarray, words: np.ndarray, sel: np.ndarray, port: np.ndarray,
+                    multicast: bool) -> None:
+    """Add the selected PEs' words to their ports' ``load``: a multicast group (PEs of one
+    key) once per port it reaches, else every PE's words."""
+    idx = np.nonzero(sel)[0]
+    if multicast and len(idx):
+        _, first = np.unique(np.column_stack([keys[idx], port[idx]]), axis=0, return_index=True)
+        idx = idx[first]
+    np.add.at(load, port[idx], words[idx])
 
 
 def _check_detail(d: StepDemand, macs: int) -> None:
