@@ -307,7 +307,9 @@ class LayerSimulation:
         self.pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind == "systolic" else 0)
+        # (issue 17: a tree's levels are pipelined too)
+        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind in ("systolic", "tree")
+                                             else 0)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
