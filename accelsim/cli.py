@@ -68,7 +68,7 @@ from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
 from accelsim.model_options import MODES, Mode
-from accelsim.output_files import check_outputs, clear_trace_dir, write_atomic
+from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
@@ -1026,8 +1026,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation
 
     start = time.perf_counter()
+    check_output_directory("--out", out_dir)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)  # click has refused a path that is a file
+    out.mkdir(exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
@@ -1100,18 +1101,20 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    check_output_directory("--out", out_dir)
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
                                   style_seeds)
-        executor = make_executor(workers, scheduler)
-        with _search_bar(progress, settings) as advance:
-            summary = run_search(settings, Path(out_dir), executor, resume, advance)
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: what was scored is saved in {out_dir}; run the same command with --resume "
-                   "to finish", err=True)
-        sys.exit(130)
+        with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
+            executor = make_executor(workers, scheduler)
+            with _search_bar(progress, settings) as advance:
+                summary = run_search(settings, Path(out_dir), executor, resume, advance)
+    except (KeyboardInterrupt, Stopped) as exc:
+        stop = exc if isinstance(exc, Stopped) else Stopped("SIGINT")
+        _error(f"stopped by {stop.signal_name}: what was scored is saved in {out_dir}; run the same command with "
+               "--resume to finish", stop.status)
     finally:
         if executor is not None:
             executor.close()

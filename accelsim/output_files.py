@@ -25,6 +25,22 @@ from accelsim.errors import InputError, ResourceError
 TRACE_META_FILE = "meta.json"  # every layer directory of a trace holds one
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP, CSV injection).
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A text cell of a CSV file a spreadsheet will not run: one starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading single quote (OWASP's rule), so a
+    layer named ``=HYPERLINK(...)`` stays text. Numbers are not text cells and are never changed."""
+    return "'" + cell if cell.startswith(FORMULA_LEADS) else cell
+
+
+def from_spreadsheet_safe(cell: str) -> str:
+    """The text :func:`spreadsheet_safe` was given (its quote removed)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_LEADS) else cell
+
+
 def _probe_writable(directory: Path, option: str, path: str) -> None:
     """Create and remove a file in ``directory``: the only test a read-only mount, a full
     quota or a permission set cannot fool."""
@@ -36,10 +52,17 @@ def _probe_writable(directory: Path, option: str, path: str) -> None:
         raise InputError(f"{option} {path}: cannot write in {directory}: {exc.strerror or exc}") from None
 
 
+def _given(option: str, path: str) -> Path:
+    """``path`` as a Path; an empty one (which would mean the current directory) is refused."""
+    if not path.strip():
+        raise InputError(f"{option} is empty; give a path")
+    return Path(path)
+
+
 def check_output_file(option: str, path: str, force: bool) -> None:
     """Refuse (InputError naming the option) an output file that cannot be written or would
     overwrite an existing file without ``force``."""
-    p = Path(path)
+    p = _given(option, path)
     if p.is_dir():
         raise InputError(f"{option} {path}: is a directory; give a file name")
     if p.exists() or p.is_symlink():
@@ -66,15 +89,9 @@ def check_output_dir(option: str, path: str, force: bool) -> None:
     """Refuse a trace directory that is a file, cannot be created or written, or holds an
     earlier run (unless ``force``, and then only when it holds nothing but layer directories
     of earlier traces, which :func:`clear_trace_dir` removes)."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise InputError(f"{option} {path}: exists and is not a directory")
-    if not p.exists():
-        parent = p.parent
-        if not parent.is_dir():
-            raise InputError(f"{option} {path}: directory {parent} does not exist")
-        _probe_writable(parent, option, path)
+    if not check_output_directory(option, path):
         return
+    p = Path(path)
     ours, others = trace_layer_dirs(p)
     if (ours or others) and not force:
         raise InputError(f"{option} {path}: directory is not empty; choose another or pass --force to replace "
@@ -83,7 +100,23 @@ def check_output_dir(option: str, path: str, force: bool) -> None:
         shown = ", ".join(e.name for e in others[:3]) + (", ..." if len(others) > 3 else "")
         raise InputError(f"{option} {path}: holds files that are not accelsim layer traces ({shown}); --force "
                          "only replaces earlier traces, so remove them or choose another directory")
+
+
+def check_output_directory(option: str, path: str) -> bool:
+    """Refuse a directory a command fills (``--trace``, ``search --out``, ``validate --out``)
+    that is empty as a path, exists as a file, is missing together with its parent, or cannot be
+    written; True when it exists already (what it may hold is the command's to judge)."""
+    p = _given(option, path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} {path}: exists and is not a directory")
+    if not p.exists():
+        parent = p.parent
+        if not parent.is_dir():
+            raise InputError(f"{option} {path}: directory {parent} does not exist")
+        _probe_writable(parent, option, path)
+        return False
     _probe_writable(p, option, path)
+    return True
 
 
 def clear_trace_dir(path: str) -> None:
@@ -104,7 +137,7 @@ def check_outputs(files: Mapping[str, str | None], force: bool,
     dirs = {option: path for option, path in (directories or {}).items() if path is not None}
     seen: dict[Path, str] = {}
     for option, path in (given | dirs).items():
-        key = Path(path).resolve()
+        key = _given(option, path).resolve()
         if key in seen:
             raise InputError(f"{seen[key]} and {option} name the same path {path}; give each output its own")
         seen[key] = option

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
 from accelsim.input_files import read_bytes
-from accelsim.output_files import write_atomic
+from accelsim.output_files import spreadsheet_safe, write_atomic
 from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, NetworkResult, TensorAccesses
 
 COMPLETE, INTERRUPTED, TOTAL = "complete", "interrupted", "total"
@@ -131,14 +131,15 @@ def total_result(network: NetworkResult) -> LayerResult:
 
 def csv_text(rows: list[dict[str, Any]]) -> str:
     """Rows as CSV text; the header holds every column in order of first appearance and a row
-    without a column leaves it empty."""
+    without a column leaves it empty. Text cells a spreadsheet would run as a formula are quoted
+    (:func:`~accelsim.output_files.spreadsheet_safe`)."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(columns), restval="", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 

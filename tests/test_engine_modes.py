@@ -130,7 +130,7 @@ def test_mac_pipeline_latency_shows_as_compute_stall():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_every_spilled_partial_sum_is_read_back_once(case):
     """Partial sums written to L2 before their reduction is complete come back exactly once."""
-    from accelsim.sim.profile import ProfileOptions, ScheduleProfile
+    from accelsim.mapping.demand import ProfileOptions, ScheduleProfile
 
     layer, dataflow = CASES[case]
     hw = _hw()

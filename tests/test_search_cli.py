@@ -108,6 +108,47 @@ def test_resume_after_interrupt_scores_each_candidate_once(network, tmp_path, mo
     assert (broken / "best.m").read_text() == (whole / "best.m").read_text()
 
 
+def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path):
+    """A part file deleted from a finished search: --resume numbers its new parts after the
+    highest left (none is overwritten) and scores the deleted part's candidates again, so the
+    rows equal the whole run's; a part left empty (a crash, a full disk) is refused naming it."""
+    out = tmp_path / "out"
+    s = settings(network, budget=30)
+    run_search(s, out, InProcess())
+    whole = stored(out)
+    parts = sorted((out / "candidates.parquet").glob("part-*.parquet"))
+    assert len(parts) >= 3
+    lost = len(pd.read_parquet(parts[1]))
+    parts[1].unlink()
+    assert len(stored(out)) == len(whole) - lost
+    run_search(s, out, InProcess(), resume=True)
+    again = stored(out)
+    assert again[SAME].equals(whole[SAME])
+    assert len(list((out / "candidates.parquet").glob("part-*.parquet"))) == len(parts)
+    parts[0].write_bytes(b"")
+    with pytest.raises(Exception, match=r"part-000000.parquet: not a whole part of a search's candidates"):
+        run_search(s, out, InProcess(), resume=True)
+
+
+@pytest.mark.slow
+def test_sigterm_with_workers_is_one_error_line(network, tmp_path):
+    """SIGTERM to a search with two worker processes: exit status 143 and one ``error:`` line
+    (the workers are stopped, none prints a traceback). About 20 s."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "accelsim.cli", "search", *HW, "--network", str(network), "--budget", "400",
+            "--max-levels", "2", "--population", "10", "--workers", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "candidates.parquet").glob("part-*"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and [line for line in err.splitlines() if line.startswith("error:")] == [
+        f"error: stopped by SIGTERM: what was scored is saved in {out}; run the same command with --resume to "
+        "finish"], err
+
+
 @pytest.mark.slow
 def test_ctrl_c_exits_130_and_resume_finishes(network, tmp_path):
     """A real SIGINT to a running ``accelsim search``: exit status 130, a message saying how to

@@ -1,6 +1,7 @@
 """The closed-form cost model: cycles, accesses and energy of one layer from its iteration cases.
 
-Per iteration case (see :mod:`accelsim.analytical.traffic`) the model knows the words entering
+Per iteration case (the demand table of :mod:`accelsim.mapping.demand`, the same counts the
+simulator reads step by step; L2 tiles from :mod:`accelsim.mapping.tiles`) the model knows the words entering
 the PEs (ingress delay: words over the distribution bandwidth), the output words leaving them
 (egress delay: drained words over the reduction bandwidth), the compute delay
 ``ceil(busiest PE's MACs / MACs per cycle)`` and, per L2 tile case, the DRAM words and their
@@ -30,11 +31,13 @@ from typing import cast
 import numpy as np
 
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
-from accelsim.analytical.traffic import StepCases, TileCases, step_cases, tile_cases
 from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS, port_block_pes
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.demand import DemandTable, ProfileOptions, ScheduleProfile
+from accelsim.mapping.geometry import Cases, enumerate_cases
+from accelsim.mapping.tiles import TileTable
 from accelsim.model_options import Mode, SystolicFold, check_mode
 from accelsim.results import TENSORS, LayerResult, TensorAccesses
 from accelsim.workload.operators import OPERAND_ROLES
@@ -107,14 +110,19 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
     wall0 = time.perf_counter()
     rates = _Rates(hw, check_mode(mode))
-    steps = step_cases(cm, rates.multicast, rates.ports, rates.port_block_pes)
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
-    tiles = tile_cases(cm, l2_words)
-    acc = _accesses(steps, tiles)
-    cycles, busy, stall = _cycles(hw, rates, steps, tiles, systolic_fold)
-    count = steps.cases.count
+    profile = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress, rates.egress, ports=rates.ports,
+                                                 port_block_pes=rates.port_block_pes,
+                                                 port_bandwidth_words_per_cycle=rates.port_bandwidth), l2_words)
+    cases = enumerate_cases(profile.loop_classes)
+    steps = profile.table(cases.klass)
+    tiles = profile.tiles.table()
+    acc = _accesses(cases, steps, tiles)
+    cycles, busy, stall = _cycles(hw, rates, profile, cases, steps, tiles, systolic_fold)
+    count = cases.count
+    n = len(steps)
     macs = int((count * steps.macs).sum())
-    readback = int((count * steps.readback.total()).sum())
+    readback = int((count * steps.readback.total(n)).sum())
     sent = sum(acc[t].l2_read for t in OPERAND_ROLES) + readback
     delivered = sum(acc[t].l1_write for t in OPERAND_ROLES) + readback
     egress = int((count * steps.drain_pe_words).sum())
@@ -139,8 +147,8 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
         noc_delivered_words=delivered,
         multicast_factor=delivered / sent if sent else 1.0,
         egress_words=egress,
-        l1_required_bytes=steps.l1_required_words * hw.word_size_bytes * (2 if rates.double_l1 else 1),
-        l2_required_bytes=tiles.l2_required_words * hw.word_size_bytes * (2 if rates.double_l2 else 1),
+        l1_required_bytes=int(steps.peak_pe_words.max(initial=0)) * hw.word_size_bytes * (2 if rates.double_l1 else 1),
+        l2_required_bytes=profile.tiles.l2_required_words * hw.word_size_bytes * (2 if rates.double_l2 else 1),
         l1_size_bytes=hw.l1.size_bytes,
         l2_size_bytes=hw.l2.size_bytes,
         steps=int(count.sum()),
@@ -152,23 +160,23 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     return result
 
 
-def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
+def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable) -> dict[str, TensorAccesses]:
     """Per-tensor reads and writes (words): operands are read from L2 once per transfer,
     written into L1 once per delivered word and read from L1 once per MAC; outputs are
     accumulated in L1 (a read and a write per MAC), drained (L1 read, L2 write after
     reduction), read back as partial sums and moved between L2 and DRAM per L2 tile."""
-    n = steps.cases.count
+    n, k = cases.count, len(steps)
     macs = int((n * steps.macs).sum())
     acc = {t: TensorAccesses() for t in TENSORS}
     for role in OPERAND_ROLES:
-        acc[role].l2_read = int((n * steps.sent[role].total()).sum())
+        acc[role].l2_read = int((n * steps.sent[role].total(k)).sum())
         acc[role].l1_write = int((n * steps.delivered_words[role]).sum())
         acc[role].l1_read = macs
-    readback = int((n * steps.readback.total()).sum())
+    readback = int((n * steps.readback.total(k)).sum())
     out = acc["output"]
     out.l1_read = macs + int((n * steps.drain_pe_words).sum())
     out.l1_write = macs + readback
-    out.l2_write = int((n * steps.drained.total()).sum())
+    out.l2_write = int((n * steps.drained.total(k)).sum())
     out.l2_read = readback
     m = tiles.cases.count
     for role in TENSORS:
@@ -181,37 +189,38 @@ def _accesses(steps: StepCases, tiles: TileCases) -> dict[str, TensorAccesses]:
     return acc
 
 
-def _fold_cycles(steps: StepCases, fold: SystolicFold | None) -> np.ndarray:
+def _fold_cycles(steps: DemandTable, fold: SystolicFold | None) -> np.ndarray:
     """Fill/drain cycles per case: ``fill_drain_cycles`` where the case's steps are fold
     boundaries (they send new words of the stationary operand; output-stationary: they drain),
     else 0."""
     if fold is None:
-        return np.zeros(len(steps.cases), dtype=np.int64)
-    boundary = steps.drains if fold.stationary == "output" else steps.sent[fold.stationary].total() > 0
+        return np.zeros(len(steps), dtype=np.int64)
+    boundary = steps.drains if fold.stationary == "output" else steps.sent[fold.stationary].total(len(steps)) > 0
     return np.where(boundary, fold.fill_drain_cycles, 0).astype(np.int64)
 
 
-def _cycles(hw: HardwareSpec, rates: _Rates, steps: StepCases, tiles: TileCases,
-            fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
+def _cycles(hw: HardwareSpec, rates: _Rates, profile: ScheduleProfile, cases: Cases, steps: DemandTable,
+            tiles: TileTable, fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
     """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
+    n = len(steps)
     # a step's words share the network's width; with root ports, also the busiest port's
-    ingress = _ceil_div(steps.sent["input"].total() + steps.sent["weight"].total() + steps.readback.total(),
+    ingress = _ceil_div(steps.sent["input"].total(n) + steps.sent["weight"].total(n) + steps.readback.total(n),
                         rates.ingress)
     if rates.ports > 1:
         ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_bandwidth))
-    egress = _ceil_div(steps.drained.total(), rates.egress)
+    egress = _ceil_div(steps.drained.total(n), rates.egress)
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)
     dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist(), rates.landing(steps.drain_max_group)),
+                                   steps.readback_source_steps.tolist(), rates.landing(steps.drained.max_members(n))),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
                             2 if rates.double_l1 else 1, 2 if rates.double_l2 else 1, rates.ingress_latency,
                             rates.drain_delay, rates.dram_latency, rates.shared_network, rates.register_stages))
-    case_of = {tuple(row): i for i, row in enumerate(steps.cases.klass.tolist())}
+    case_of = {tuple(row): i for i, row in enumerate(cases.klass.tolist())}
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
-    cycles = pipeline.run(steps.classes, case_of, tiles.tile_loops, tile_of)
+    cycles = pipeline.run(profile.loop_classes, case_of, profile.tiles.tile_loops, tile_of)
     return cycles, pipeline.s.busy, pipeline.stalls(cycles)
 
 

@@ -40,7 +40,8 @@ from numpy.lib.stride_tricks import as_strided
 from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.geometry import loop_indices, step_boxes, tensor_box
-from accelsim.sim.profile import ScheduleProfile, StepDemand, output_loop_structure
+from accelsim.mapping.demand import ScheduleProfile, StepDemand
+from accelsim.mapping.runs import output_loop_structure
 from accelsim.workload.operators import OPERAND_ROLES
 
 MAX_LOGGED_PER_KIND = 5  # problem messages kept per kind (all are counted)

@@ -19,6 +19,8 @@ from accelsim.mapping.ast import Directive
 from accelsim.search.models import ModelTask, run_batch
 
 Batch = Sequence[Sequence[Directive]]
+# the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
+SCHEMES = ("tcp", "tls", "ws", "wss", "inproc")
 
 
 class Executor(Protocol):
@@ -83,10 +85,14 @@ class DaskExecutor:
         if isinstance(scheduler, distributed.Client):
             self._client, self._owned = scheduler, False
         else:
+            scheme = str(scheduler).split("://", 1)[0] if "://" in str(scheduler) else "tcp"
+            if scheme not in SCHEMES:
+                raise InputError(f"--scheduler {scheduler}: the protocol {scheme}:// is not one accelsim connects "
+                                 f"with; give {', '.join(s + '://' for s in SCHEMES)}HOST:PORT")
             try:
                 self._client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - whatever connecting raises, the address is the user's
+                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}") from None
             self._owned = True
         self.workers = max(1, sum(self._client.nthreads().values()))
 

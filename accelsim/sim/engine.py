@@ -64,7 +64,8 @@ from accelsim.model_options import Mode, SystolicFold
 from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
-from accelsim.sim.profile import ProfileOptions, ScheduleProfile, StepDemand, TileDemand
+from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand
+from accelsim.mapping.tiles import TileDemand
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
 from accelsim.sim.warp import LoopCursor, Warp
 

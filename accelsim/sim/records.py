@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, TensorAccesses
-from accelsim.sim.profile import StepDemand
+from accelsim.mapping.demand import StepDemand
 
 
 @dataclass(eq=False)

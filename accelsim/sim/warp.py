@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from accelsim.mapping.geometry import step_loop_indices
-from accelsim.sim.profile import ScheduleProfile, StepDemand
+from accelsim.mapping.demand import ScheduleProfile, StepDemand
 from accelsim.sim.records import DrainToken, ProcessState, StepToken
 
 if TYPE_CHECKING:  # the simulation whose state the warp reads and moves

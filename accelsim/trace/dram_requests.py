@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from accelsim.hw.spec import HardwareSpec
-from accelsim.sim.profile import TileSchedule
+from accelsim.mapping.tiles import TileSchedule
 from accelsim.trace.events import CounterSample, TraceEvent
 from accelsim.workload.operators import OPERAND_ROLES, TENSOR_ROLES
 from accelsim.workload.ops import LoopNest

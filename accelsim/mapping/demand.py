@@ -1,10 +1,14 @@
-"""What every step of a tile schedule moves and computes: the simulator's work list.
+"""What every step of a tile schedule moves and computes: the per-step demand both timing
+models read (the simulator step by step, the analytical model as one table over all cases).
 
 For each step this derives the MACs and compute cycles, the operand words the distribution
 network must deliver (only what is not already in a PE's L1; one transfer per multicast group),
 the partial-sum read-backs at the start of a revisited output tile, and the output drains
-(spatial reduction groups) at the end of an output tile. For each L2 tile (the data of the
-innermost level-0 loops that fit L2) it derives the DRAM traffic.
+(spatial reduction groups) at the end of an output tile; :mod:`accelsim.mapping.tiles` the
+DRAM traffic of each L2 tile. :meth:`ScheduleProfile.table` gives the demand of a batch of
+cases as columns (a :class:`DemandTable`, one numpy array per field), independent of the
+networks' bandwidths; :meth:`ScheduleProfile.demand` a step's demand as a record with the
+serialization cycles at the options' bandwidths.
 
 Cost does not grow with the number of steps or of PEs (see :mod:`accelsim.mapping.geometry`):
 all steps of one *case* (one class of indices per loop) have the same demand, computed once,
@@ -13,7 +17,7 @@ translates of each other, so a demand is computed on one representative per clas
 weighted by the class size. Multicast and reduction groups (PEs holding the same tensor box)
 are counted from how far each tensor's box moves per sub-unit at each level: where distinct
 sub-units always hold distinct boxes the count is a product of interval sizes, elsewhere the
-representatives' boxes are enumerated. Tile demands are computed per L2 tile index on demand.
+representatives' boxes are enumerated.
 
 Counting rules (also in the README):
 - an idle PE keeps its L1 contents; a tile already resident is not fetched again, only the part
@@ -26,22 +30,19 @@ Counting rules (also in the README):
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
 
 import numpy as np
 
-from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.geometry import (
     LoopClass,
     UnitClasses,
     boxes,
     every_index_classes,
-    last_active,
-    level_intervals,
     loop_classes,
     loop_points,
     loop_indices,
@@ -53,7 +54,9 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
-from accelsim.sim.ports import PortLoads
+from accelsim.mapping.ports import PortLoads
+from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
+from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
 
 ENUMERATION_LIMIT = 1 << 16  # sub-unit tuples enumerated at most to prove boxes distinct
@@ -100,20 +103,6 @@ class StepDemand:
 
 
 @dataclass(frozen=True)
-class TileDemand:
-    """DRAM traffic of one L2 tile."""
-
-    read_words: dict[str, int]  # input, weight, output (output = partial sums read back)
-    read_runs: dict[str, int]  # contiguous runs in DRAM (in each tensor's layout)
-    write_words: int  # output words written back at the end of the tile (0 if kept)
-    write_runs: int
-    # each tensor's box in the tile: (lo, hi) index per tensor axis, inclusive (empty: no work)
-    boxes: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False)
-    # the tile whose write-back put the partial sums read back here into DRAM (-1: none read)
-    partial_sums_tile: int = -1
-
-
-@dataclass(frozen=True)
 class ProfileOptions:
     """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle).
     ``detail`` keeps per-PE and per-packet lists for the per-PE engine; ``exact`` treats every
@@ -139,47 +128,13 @@ class ProfileOptions:
 
 
 # ------------------------------------------------------------------------------------------
-def output_loop_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
-    """(steps per output run, indices of reduction loops outside the innermost output loop)."""
-    flags = cm.loop_kind_flags()
-    out_loops = [i for i, (out, _) in enumerate(flags) if out]
-    innermost = max(out_loops) if out_loops else -1
-    run_steps = prod(loop.trips for loop in cm.loops[innermost + 1:])
-    outer_red = [i for i in range(innermost) if flags[i][1]]
-    return run_steps, outer_red
-
-
-class VisitOrder:
-    """Which earlier step wrote the partial sums that a revisit of an output tile reads back
-    (the read-after-write dependency of a read-back)."""
-
-    def __init__(self, cm: CompiledMapping):
-        self.run_steps, outer_red = output_loop_structure(cm)
-        strides = loop_strides(cm)
-        # per outer reduction loop, innermost first: (stride, trips, steps back to the
-        # previous visit when this is the innermost such loop past its first iteration)
-        self.loops = []
-        for k, i in enumerate(outer_red):
-            inner = sum((cm.loops[o].trips - 1) * strides[o] for o in outer_red[k + 1:])
-            self.loops.append((strides[i], cm.loops[i].trips, strides[i] - inner))
-        self.loops.reverse()
-
-    def previous_end(self, step: int) -> int:
-        """The last step of the previous visit to the output tile that ``step`` works on (the
-        step whose drain put the partial sums this visit reads back in place), or -1 on a
-        first visit. The previous visit has the same output loop indices and the outer
-        reduction loops' indices one earlier in their own (lexicographic) order."""
-        for stride, trips, back in self.loops:
-            if (step // stride) % trips:
-                return step - step % self.run_steps - back + self.run_steps - 1
-        return -1
-
-
-# ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Groups:
+class Groups:
     """Transfers of one kind in a batch of cases, as blocks of identical groups: block ``i``
-    is ``n[i]`` groups of ``words[i]`` words, each of ``members[i]`` PEs, in case ``case[i]``."""
+    is ``n[i]`` groups of ``words[i]`` words, each of ``members[i]`` PEs, in case ``case[i]``.
+    A group is one packet: a multicast to the PEs that want the same box, or a spatial
+    reduction of the PEs that drain the same output tile. Per-case sums take the number of
+    cases."""
 
     case: np.ndarray
     n: np.ndarray
@@ -198,12 +153,55 @@ class _Groups:
         return self._per_case(self.n * self.words, cases)
 
     def max_members(self, cases: int) -> np.ndarray:
+        """The largest group's PEs per case (0: none)."""
         out = np.zeros(cases, dtype=np.int64)
         np.maximum.at(out, self.case, self.members)
         return out
 
 
-_NO_GROUPS = _Groups(*(np.zeros(0, dtype=np.int64),) * 4)
+_NO_GROUPS = Groups(*(np.zeros(0, dtype=np.int64),) * 4)
+
+
+@dataclass(frozen=True)
+class DemandTable:
+    """The demand of a batch of iteration cases as columns (arrays of length ``len(self)``;
+    words, MACs and PEs; no cycles, which depend on the networks' bandwidths).
+
+    Per case: its representative step (``steps``) and loop indices (``rep``, cases x loops);
+    MACs, PEs at work, the busiest PE's MACs, the most words of all tensors one PE holds
+    (``peak_pe_words``); per operand the packets sent (``sent``, one per multicast group) and
+    the words written into L1s; the partial sums read back at the start of a revisited output
+    tile (``readback``, ``reads_back``: the step starts such a run; ``readback_source_steps``:
+    steps back to the end of the previous visit, 0 where none is read); the drains after
+    spatial reduction at the end of an output run (``drained``, ``run_end``; ``drains``: some
+    PE drained), the words read out of the PEs (``drain_pe_words``) and whether they are
+    partial sums; whether the step is the first or last of its L2 tile; with several root
+    ports (see ``ProfileOptions``), the words on the busiest one.
+    """
+
+    steps: np.ndarray
+    rep: np.ndarray
+    macs: np.ndarray
+    active_pes: np.ndarray
+    max_pe_macs: np.ndarray
+    peak_pe_words: np.ndarray
+    sent: dict[str, Groups]
+    delivered_words: dict[str, np.ndarray]
+    readback: Groups
+    reads_back: np.ndarray
+    readback_source_steps: np.ndarray
+    drained: Groups
+    run_end: np.ndarray
+    drains: np.ndarray
+    drain_pe_words: np.ndarray
+    drain_partial: np.ndarray
+    tile_first: np.ndarray
+    tile_last: np.ndarray
+    # words on the distribution network's busiest root port (all tensors; 0 with one port)
+    busiest_port_words: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.steps)
 
 
 class _Grouping:
@@ -235,7 +233,7 @@ class _Grouping:
                 self.moved.append(grid @ self.velocity[self.relevant])
 
     def groups(self, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
-               words: np.ndarray) -> _Groups:
+               words: np.ndarray) -> Groups:
         """Groups among rows (``case``, ``klass``) of a batch: ``keys`` (rows, k * axes) are
         ``k`` box corners of each class's representative, ``moving`` (rows, k) says which
         corners move with the sub-unit (a missing previous box does not), ``words`` per row
@@ -251,7 +249,7 @@ class _Grouping:
             table = np.column_stack([case, norm, cls.interval[klass][:, self.relevant]])
             _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
             members = np.bincount(inverse.ravel(), weights=self.weight[klass], minlength=len(first)).astype(np.int64)
-            return _Groups(case[first], self.tuples[klass[first]], words[first].astype(np.int64), members)
+            return Groups(case[first], self.tuples[klass[first]], words[first].astype(np.int64), members)
         # enumerate the relevant sub-unit tuples of every row: a box is the representative's
         # moved by V (u - first)
         counts = self.tuples[klass]
@@ -261,7 +259,7 @@ class _Grouping:
         table = np.column_stack([case[row], table])
         _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
         members = np.bincount(inverse.ravel(), weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
-        return _Groups(case[row][first], np.ones(len(first), dtype=np.int64), words[row][first].astype(np.int64),
+        return Groups(case[row][first], np.ones(len(first), dtype=np.int64), words[row][first].astype(np.int64),
                        members)
 
 
@@ -347,7 +345,7 @@ class ScheduleProfile:
     # ---------------------------------------------------------------- structure
     def case(self, indices: list[int]) -> tuple[int, ...]:
         """The class number along each loop of a step given by its loop indices."""
-        return tuple(_class_of(starts, i) for starts, i in zip(self.class_starts, indices))
+        return tuple(class_of(starts, i) for starts, i in zip(self.class_starts, indices))
 
     def demand(self, step: int, case: tuple[int, ...] | None = None) -> StepDemand:
         """The demand of ``step`` (``case``: its case, if known). A case not known yet is
@@ -368,8 +366,10 @@ class ScheduleProfile:
         return found
 
     # ---------------------------------------------------------------- per case
-    def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
-        """The demands of ``cases`` (rows of class numbers per loop), computed together."""
+    def table(self, cases: np.ndarray) -> DemandTable:
+        """The demand of ``cases`` (rows of class numbers per loop), computed together, as
+        columns; each case is evaluated on its representative step (every loop at its class's
+        first index)."""
         cm, opts, cls = self.cm, self.opts, self.units
         nest = cm.nest
         n, loops = cases.shape
@@ -387,13 +387,13 @@ class ScheduleProfile:
         prev = boxes(cm, prev_idx, units)
         classes = len(cls)
         case_of = np.repeat(np.arange(n), classes)
-        class_of = np.tile(np.arange(classes), n)
+        class_of_row = np.tile(np.arange(classes), n)
         moving_prev = np.repeat(has_prev, classes)
 
         def flat(a: np.ndarray) -> np.ndarray:  # (axes, n, classes) -> (n * classes, axes)
             return a.reshape(a.shape[0], -1).T
 
-        sets = {}
+        sent, delivered = {}, {}
         on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
             lo, hi = cur.tensor(nest, role)
@@ -405,11 +405,12 @@ class ScheduleProfile:
                                    np.where(absent, -1, flat(phi))], axis=1)
             moving = np.column_stack([np.ones_like(moving_prev), np.ones_like(moving_prev), moving_prev, moving_prev])
             sel = new.ravel() > 0
-            groups = self._groups(role, case_of[sel], class_of[sel], keys[sel], moving[sel], new.ravel()[sel],
-                                  opts.multicast)
-            sets[role] = (groups, (count[None, :] * new).sum(axis=1))
-            on_ports.append((role, case_of[sel], class_of[sel], keys[sel], moving[sel], new.ravel()[sel],
+            sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
+                                      new.ravel()[sel], opts.multicast)
+            delivered[role] = (count[None, :] * new).sum(axis=1)
+            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], new.ravel()[sel],
                              opts.multicast))
+        footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
         # ---- outputs: a run is the steps over one output tile
         run_start = steps % self.run_steps == 0
@@ -421,8 +422,8 @@ class ScheduleProfile:
         sel = (act & (run_start & revisit)[:, None]).ravel()
         both = np.ones((int(sel.sum()), 2), dtype=bool)
         rkeys, rwords = np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], volume(olo, ohi).ravel()[sel]
-        readback = self._groups("output", case_of[sel], class_of[sel], rkeys, both, rwords, True)
-        on_ports.append(("output", case_of[sel], class_of[sel], rkeys, both, rwords, True))
+        readback = self._groups("output", case_of[sel], class_of_row[sel], rkeys, both, rwords, True)
+        on_ports.append(("output", case_of[sel], class_of_row[sel], rkeys, both, rwords, True))
         # a PE drains if it worked in the run: by the prefix property, iff it works at its start
         start_rep = rep.copy()
         start_rep[:, [i for i in range(loops) if self.strides[i] < self.run_steps]] = 0
@@ -432,67 +433,82 @@ class ScheduleProfile:
         worked = first.active & run_end[:, None]
         sel = worked.ravel()
         both = np.ones((int(sel.sum()), 2), dtype=bool)
-        drain = self._groups("output", case_of[sel], class_of[sel],
-                             np.concatenate([flat(slo), flat(shi)], axis=1)[sel], both, svol.ravel()[sel], True)
+        drained = self._groups("output", case_of[sel], class_of_row[sel],
+                               np.concatenate([flat(slo), flat(shi)], axis=1)[sel], both, svol.ravel()[sel], True)
         drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
+        readback_words = readback.total(n)
+        tile_pos = steps % self.steps_per_tile
+        return DemandTable(
+            steps=steps, macs=(count[None, :] * vol).sum(axis=1), active_pes=(count[None, :] * act).sum(axis=1),
+            max_pe_macs=vol.max(axis=1, initial=0), peak_pe_words=np.asarray(footprint).max(axis=1, initial=0),
+            sent=sent, delivered_words=delivered, readback=readback, drained=drained,
+            drain_pe_words=drain_pe_words, drains=drain_pe_words > 0,
+            drain_partial=(drained.count(n) > 0) & ~last_visit,
+            readback_source_steps=self.visits.steps_back(steps, readback_words > 0),
+            tile_first=tile_pos == 0, tile_last=tile_pos == self.steps_per_tile - 1,
+            reads_back=run_start & revisit, run_end=run_end, rep=rep,
+            busiest_port_words=self._busiest_port_words(n, on_ports),
+        )
 
-        ebw = opts.egress_bandwidth_words_per_cycle
+    def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
+        """The demands of ``cases`` (rows of class numbers per loop) as records, with the
+        networks' busy cycles at the options' bandwidths: a step's operand words share the
+        distribution network (at least its busiest port's words over the port's width), its
+        drains the reduction network's width."""
+        opts = self.opts
+        t = self.table(cases)
+        n = len(t)
+        bw, ebw = opts.noc_bandwidth_words_per_cycle, opts.egress_bandwidth_words_per_cycle
+        words = t.sent["input"].total(n) + t.sent["weight"].total(n) + t.readback.total(n)
+        ingress = np.maximum(np.ceil(words / bw), np.ceil(t.busiest_port_words / opts.port_bandwidth_words_per_cycle))
         columns = {
-            "macs": (count[None, :] * vol).sum(axis=1),
-            "active_pes": (count[None, :] * act).sum(axis=1),
-            "max_pe_macs": vol.max(axis=1, initial=0),
-            "drain_groups": drain.count(n), "drain_words": drain.total(n), "drain_pe_words": drain_pe_words,
-            "drain_max_group": drain.max_members(n),
-            "reduction_serial_cycles": np.ceil(drain.total(n) / ebw).astype(np.int64),
-            "readback": (readback.count(n), readback.total(n), readback.total(n)),
-            "ingress_cycles": self._ingress_cycles(
-                n, readback.total(n) + sum(groups.total(n) for groups, _ in sets.values()), on_ports),
+            "macs": t.macs, "active_pes": t.active_pes, "max_pe_macs": t.max_pe_macs,
+            "drain_groups": t.drained.count(n), "drain_words": t.drained.total(n), "drain_pe_words": t.drain_pe_words,
+            "drain_max_group": t.drained.max_members(n),
+            "reduction_serial_cycles": np.ceil(t.drained.total(n) / ebw).astype(np.int64),
+            "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
+            "ingress_cycles": ingress.astype(np.int64),
         }
-        for role, (groups, dest) in sets.items():
-            columns[role] = (groups.count(n), groups.total(n), dest)
-        plain = {k: v.tolist() for k, v in columns.items() if not isinstance(v, tuple)}
-        sets_of = {k: [a.tolist() for a in v] for k, v in columns.items() if isinstance(v, tuple)}
-        tile_pos = (steps % self.steps_per_tile).tolist()
+        plain = {k: v.tolist() for k, v in columns.items()}
+        sets_of = {
+            name: [a.tolist() for a in (g.count(n), g.total(n), dest)]
+            for name, g, dest in (("input", t.sent["input"], t.delivered_words["input"]),
+                                  ("weight", t.sent["weight"], t.delivered_words["weight"]),
+                                  ("readback", t.readback, t.readback.total(n)))}
         out = []
         for i in range(n):
             demand = StepDemand(
-                macs=plain["macs"][i], active_pes=plain["active_pes"][i], max_pe_macs=plain["max_pe_macs"][i],
                 input=TransferSet(*(a[i] for a in sets_of["input"])),
                 weight=TransferSet(*(a[i] for a in sets_of["weight"])),
                 readback=TransferSet(*(a[i] for a in sets_of["readback"])),
-                drain_groups=plain["drain_groups"][i], drain_words=plain["drain_words"][i],
-                drain_pe_words=plain["drain_pe_words"][i], drain_max_group=plain["drain_max_group"][i],
-                drain_partial=plain["drain_groups"][i] > 0 and not bool(last_visit[i]),
-                reduction_serial_cycles=plain["reduction_serial_cycles"][i],
-                tile_first=tile_pos[i] == 0, tile_last=tile_pos[i] == self.steps_per_tile - 1,
-                ingress_cycles=plain["ingress_cycles"][i],
+                **{k: v[i] for k, v in plain.items()},
             )
             if opts.detail:
-                demand = self._with_detail(demand, [r[i:i + 1] for r in idx], [p[i:i + 1] for p in prev_idx],
-                                           bool(has_prev[i]), bool(run_start[i] and revisit[i]), bool(run_end[i]))
+                idx = [t.rep[i:i + 1, j:j + 1] for j in range(t.rep.shape[1])]
+                prev_idx, has_prev = previous_active(self.cm, t.rep[i:i + 1], self.units.units(), self.points)
+                demand = self._with_detail(demand, idx, prev_idx, bool(has_prev[0]), bool(t.reads_back[i]),
+                                           bool(t.run_end[i]))
             out.append(demand)
         return out
 
-    def _ingress_cycles(self, n: int, words: np.ndarray, on_ports: list[tuple]) -> np.ndarray:
-        """Per case, the distribution network's busy cycles: the words over the (L2-capped)
-        bandwidth, and with several ports at least the busiest port's words over its width."""
+    def _busiest_port_words(self, n: int, on_ports: list[tuple]) -> np.ndarray:
+        """Per case, the words on the distribution network's busiest root port (0 with one
+        port): a multicast group's words once on each port whose block holds one of its PEs."""
         opts = self.opts
-        cycles = np.ceil(words / opts.noc_bandwidth_words_per_cycle).astype(np.int64)
         if opts.ports == 1:
-            return cycles
+            return np.zeros(n, dtype=np.int64)
         if self._ports is None:
             self._ports = PortLoads(self.cm, self.units, opts.port_block_pes, opts.ports)
         loads = np.zeros((n, opts.ports), dtype=np.int64)
         for role, case, klass, keys, moving, words_each, multicast in on_ports:
             self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
-        busiest = np.ceil(loads.max(axis=1) / opts.port_bandwidth_words_per_cycle).astype(np.int64)
-        return np.maximum(cycles, busiest)
+        return loads.max(axis=1)
 
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
-                words: np.ndarray, multicast: bool) -> _Groups:
+                words: np.ndarray, multicast: bool) -> Groups:
         if not multicast:  # one packet per PE
             ones = np.ones(len(case), dtype=np.int64)
-            return _Groups(case, self.units.count[klass], words.astype(np.int64), ones)
+            return Groups(case, self.units.count[klass], words.astype(np.int64), ones)
         return self.groupings[role].groups(case, klass, keys, moving, words)
 
     def _footprint_at_start(self) -> int:
@@ -609,196 +625,3 @@ def _check_detail(d: StepDemand, macs: int) -> None:
                         f"{d.drain_groups}/{d.drain_words}")
     if problems:
         raise AssertionError("per-PE detail disagrees with the class sums: " + "; ".join(problems))
-
-
-def _class_of(starts: list[int], index: int) -> int:
-    """Number of the class (given by its first indices, ascending) holding ``index``."""
-    return bisect_right(starts, index) - 1
-
-
-# ------------------------------------------------------------------------------------------
-def _top_level_mapping(cm: CompiledMapping) -> CompiledMapping:
-    """The schedule seen from L2: level 0 only, one 'PE' per top-level sub-unit."""
-    l0 = cm.levels[0]
-    return CompiledMapping(
-        cm.layer, cm.nest, (Level(l0.units, 1, l0.directives),),
-        tuple(loop for loop in cm.loops if loop.level == 0), l0.units, cm.source,
-    )
-
-
-def _runs(extents: list[int], full: tuple[int, ...], layout: tuple[int, ...]) -> int:
-    """Contiguous runs a box of ``extents`` forms in a tensor of ``full`` sizes stored with
-    ``layout`` (axes outermost first, last one contiguous)."""
-    runs = 1
-    contiguous = True
-    for axis in reversed(layout):
-        if contiguous:
-            contiguous = extents[axis] == full[axis]
-            continue
-        runs *= extents[axis]
-    return runs
-
-
-def _delta_runs(lo: list[int], hi: list[int], prev: tuple[list[int], list[int]] | None,
-                full: tuple[int, ...], layout: tuple[int, ...]) -> int:
-    """Runs of the part of box (lo, hi) outside box ``prev``: exact when the boxes differ
-    along one axis (a sliding or stepping tile), else the whole new box."""
-    ext = [b - a + 1 for a, b in zip(lo, hi)]
-    if prev is None:
-        return _runs(ext, full, layout)
-    plo, phi = prev
-    differ = [a for a in range(len(ext)) if lo[a] != plo[a] or hi[a] != phi[a]]
-    if len(differ) == 1:
-        a = differ[0]
-        ext[a] -= max(0, min(hi[a], phi[a]) - max(lo[a], plo[a]) + 1)
-    return _runs(ext, full, layout)
-
-
-class TileSchedule:
-    """The L2 tiles of a mapping and the DRAM traffic of each, by tile index.
-
-    L2 holds the union of the data of as many innermost level-0 loops as fit
-    ``l2_capacity_words`` (a double-buffered L2 offers half its size); the level-0 loops outside
-    them (the *tile loops*) step from one L2 tile to the next. The first tile is the largest
-    (windows only shrink at ragged ends), so it decides how many loops fit. ``traffic`` gives a
-    tile's counts (computed once per case of the tile loops), ``demand`` also its boxes.
-    """
-
-    CACHE_LIMIT = 4096
-
-    def __init__(self, cm: CompiledMapping, l2_capacity_words: int, exact: bool = False):
-        self.cm = cm
-        self.top = _top_level_mapping(cm)
-        top = self.top
-        self.points = loop_points(top)
-        # the level-0 sub-units that bound a tile: the first and last of every interval of
-        # sub-units that behave alike (indices only grow with the sub-unit)
-        edges = sorted({u for first, size in level_intervals(top)[0] for u in (first, first + size - 1)})
-        self.edge_units = np.array(edges, dtype=np.int64)[None, :]
-        loops0 = len(top.loops)
-        # the smallest L2 tile is one level-0 iteration; a tile of the first k loops' iterations
-        self.l2_required_words = self._union_words(loops0)
-        k = next((k for k in range(loops0) if self._union_words(k) <= l2_capacity_words), loops0)
-        self.tile_loops = k
-        self.view = CompiledMapping(cm.layer, cm.nest, top.levels, top.loops[:k], top.num_pes, cm.source)
-        self.count = self.view.steps
-        self.steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in top.loops[k:])
-        self.run_steps, self.outer_red = output_loop_structure(self.view)
-        self.visits = VisitOrder(self.view)
-        self.full = {role: cm.nest.extents(role) for role in cm.nest.tensors}
-        self.view_points = loop_points(self.view)
-        self.view_classes = every_index_classes(self.view) if exact else [
-            loop_classes(p, loop.trips) for p, loop in zip(self.view_points, self.view.loops)]
-        self.view_class_starts = [[c.first for c in cls] for cls in self.view_classes]
-        self.view_strides = loop_strides(self.view)
-        self._cache: dict[int, TileDemand] = {}
-        self._traffic: dict[tuple[int, ...], tuple[TileDemand, int]] = {}
-
-    def _union_words(self, k: int) -> int:
-        """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
-        box = self._union_box([0] * k, k)
-        return sum(prod(max(0, b - a + 1) for a, b in zip(lo, hi)) for lo, hi in box.values()) if box else 0
-
-    def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
-        """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
-        the tile whose tile-loop indices are ``tile_idx``; None if no sub-unit works in it.
-        The lowest corner is at the inner loops' first iteration and the first sub-unit; the
-        highest at each sub-unit's last iteration (indices only grow along a loop and with the
-        sub-unit, so the edges of the intervals of alike sub-units suffice)."""
-        top = self.top
-        nest = top.nest
-        rest = len(top.loops) - k
-        units = self.edge_units
-        fixed = [np.full((1, 1), i, dtype=np.int64) for i in tile_idx] + [np.zeros((1, 1), dtype=np.int64)] * rest
-        low = boxes(top, fixed, [units])
-        if not low.active.any():
-            return None
-        high = boxes(top, last_active(top, fixed, k, [units], self.points), [units])
-        out = {}
-        for role in nest.tensors:
-            lo = np.where(low.active[None], low.tensor(nest, role)[0], np.iinfo(np.int64).max).min(axis=2)[:, 0]
-            hi = np.where(high.active[None], high.tensor(nest, role)[1], -1).max(axis=2)[:, 0]
-            out[role] = ([int(x) for x in lo], [int(x) for x in hi])
-        return out
-
-    def _indices(self, tile: int) -> list[int]:
-        return step_loop_indices(self.view, tile) if self.tile_loops else []
-
-    def valid(self, tile: int) -> bool:
-        """Some level-0 sub-unit works in the tile: the first one does at the inner loops'
-        first iteration (the view's boxes keep the inner loops whole)."""
-        idx = [np.full((1, 1), i, dtype=np.int64) for i in self._indices(tile)]
-        return bool(boxes(self.view, idx, [np.zeros((1, 1), dtype=np.int64)]).active[0, 0])
-
-    def previous_valid(self, tile: int) -> int:
-        """The last tile before ``tile`` in which some sub-unit works, or -1."""
-        if tile <= 0:
-            return -1
-        if self.valid(tile - 1):
-            return tile - 1
-        rep = np.array([self._indices(tile)], dtype=np.int64)
-        prev, has_prev = previous_active(self.view, rep, [np.zeros((1, 1), dtype=np.int64)], self.view_points)
-        if not has_prev[0]:
-            return -1
-        strides = loop_strides(self.view)
-        found = int(sum(int(p[0, 0]) * s for p, s in zip(prev, strides)))
-        return found if self.valid(found) else -1
-
-    def traffic(self, tile: int) -> TileDemand:
-        """DRAM traffic of tile ``tile`` without its boxes: the same for every tile of one case
-        (one class of indices per tile loop), so computed once per case."""
-        idx = self._indices(tile)
-        case = tuple(_class_of(starts, i) for starts, i in zip(self.view_class_starts, idx))
-        found = self._traffic.get(case)
-        if found is None:
-            rep = sum(self.view_classes[i][k].first * s for i, (k, s) in enumerate(zip(case, self.view_strides)))
-            full = self._demand(rep)
-            found = self._traffic[case] = (
-                TileDemand(full.read_words, full.read_runs, full.write_words, full.write_runs),
-                rep - full.partial_sums_tile if full.partial_sums_tile >= 0 else -1)
-        template, back = found
-        return template if back < 0 else TileDemand(template.read_words, template.read_runs, template.write_words,
-                                                    template.write_runs, partial_sums_tile=tile - back)
-
-    def demand(self, tile: int) -> TileDemand:
-        """DRAM traffic of tile ``tile`` with its boxes (cached)."""
-        found = self._cache.get(tile)
-        if found is None:
-            if len(self._cache) >= self.CACHE_LIMIT:
-                self._cache.clear()
-            found = self._cache[tile] = self._demand(tile)
-        return found
-
-    def _demand(self, t: int) -> TileDemand:
-        nest = self.cm.nest
-        box = self._union_box(self._indices(t), self.tile_loops)
-        reads = {role: 0 for role in nest.tensors}
-        runs = {role: 0 for role in nest.tensors}
-        if box is None:
-            return TileDemand(reads, runs, 0, 0)
-        p = self.previous_valid(t)
-        prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
-        for role in OPERAND_ROLES:
-            lo, hi = box[role]
-            vol = prod(b - a + 1 for a, b in zip(lo, hi))
-            inter = 0 if prev is None else prod(
-                max(0, min(b, pb) - max(a, pa) + 1) for a, b, pa, pb in zip(lo, hi, *prev[role]))
-            reads[role] = vol - inter
-            if vol > inter:
-                runs[role] = _delta_runs(lo, hi, None if prev is None else prev[role], self.full[role],
-                                         nest.layout(role))
-        olo, ohi = box["output"]
-        oext = [b - a + 1 for a, b in zip(olo, ohi)]
-        ovol = prod(oext)
-        oruns = _runs(oext, self.full["output"], nest.layout("output"))
-        idx = self._indices(t)
-        revisit = any(idx[i] > 0 for i in self.outer_red)
-        start = t % self.run_steps == 0
-        end = (t + 1) % self.run_steps == 0 or t == self.count - 1
-        source = -1
-        if start and revisit:
-            reads["output"], runs["output"] = ovol, oruns
-            source = self.visits.previous_end(t)
-            while source >= 0 and not self.valid(source):  # no work there: nothing written back
-                source = self.visits.previous_end(source)
-        return TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, box, source)

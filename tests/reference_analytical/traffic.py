@@ -144,7 +144,7 @@ def step_cases(cm: CompiledMapping, multicast: bool, ports: int = 1, block_pes: 
     prev = boxes(cm, prev_idx, pes)
     prev_valid = has_prev[:, None] & act
 
-    port_of = np.asarray(pe_index(cm, pes)).ravel() // block_pes
+    port_of = np.asarray(pe_index(cm, pes)).ravel() // block_pes if ports > 1 else np.zeros(len(pes[0][0]), dtype=np.int64)
     port_words = np.zeros((n, ports), dtype=np.int64)
     sent, delivered = {}, {}
     for role in OPERAND_ROLES:

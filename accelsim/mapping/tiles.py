@@ -1,0 +1,228 @@
+"""L2 tiles: which loops step from one L2 tile to the next, the union box a tile holds, and the
+DRAM traffic of each tile (read per tensor, partial sums read back, outputs written back, and
+the contiguous runs they form in DRAM). Mapping semantics both timing models read.
+
+L2 holds the union of the data of as many innermost level-0 loops as fit its capacity; the
+level-0 loops outside them (the *tile loops*) step from tile to tile. A tile reads the part
+of each operand's box outside the previous tile's box; an output tile revisited later is
+written back as partial sums and read back at the start of its next visit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+import numpy as np
+
+from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.geometry import (
+    Cases,
+    boxes,
+    enumerate_cases,
+    every_index_classes,
+    last_active,
+    level_intervals,
+    loop_classes,
+    loop_points,
+    loop_strides,
+    previous_active,
+    step_loop_indices,
+)
+from accelsim.mapping.runs import VisitOrder, class_of, delta_runs, dram_runs, l2_view, output_loop_structure
+from accelsim.workload.operators import OPERAND_ROLES
+
+
+@dataclass(frozen=True)
+class TileDemand:
+    """DRAM traffic of one L2 tile."""
+
+    read_words: dict[str, int]  # input, weight, output (output = partial sums read back)
+    read_runs: dict[str, int]  # contiguous runs in DRAM (in each tensor's layout)
+    write_words: int  # output words written back at the end of the tile (0 if kept)
+    write_runs: int
+    # each tensor's box in the tile: (lo, hi) index per tensor axis, inclusive (empty: no work)
+    boxes: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False)
+    # the tile whose write-back put the partial sums read back here into DRAM (-1: none read)
+    partial_sums_tile: int = -1
+
+
+@dataclass(frozen=True)
+class TileTable:
+    """The DRAM traffic of every L2 tile case (arrays of length ``len(cases)``; cases over the
+    classes of the tile loops): words read per tensor (output: partial sums read back) and
+    written back, the contiguous runs the reads (all tensors) and the write-back form, and
+    how many tiles back the write-back lies whose partial sums a tile reads (0: none read)."""
+
+    cases: Cases
+    read_words: dict[str, np.ndarray]
+    read_runs: np.ndarray
+    write_words: np.ndarray
+    write_runs: np.ndarray
+    partial_sums_source: np.ndarray
+
+class TileSchedule:
+    """The L2 tiles of a mapping and the DRAM traffic of each, by tile index.
+
+    L2 holds the union of the data of as many innermost level-0 loops as fit
+    ``l2_capacity_words`` (a double-buffered L2 offers half its size); the level-0 loops outside
+    them (the *tile loops*) step from one L2 tile to the next. The first tile is the largest
+    (windows only shrink at ragged ends), so it decides how many loops fit. ``traffic`` gives a
+    tile's counts (computed once per case of the tile loops), ``demand`` also its boxes.
+    """
+
+    CACHE_LIMIT = 4096
+
+    def __init__(self, cm: CompiledMapping, l2_capacity_words: int, exact: bool = False):
+        self.cm = cm
+        self.top = l2_view(cm)
+        top = self.top
+        self.points = loop_points(top)
+        # the level-0 sub-units that bound a tile: the first and last of every interval of
+        # sub-units that behave alike (indices only grow with the sub-unit)
+        edges = sorted({u for first, size in level_intervals(top)[0] for u in (first, first + size - 1)})
+        self.edge_units = np.array(edges, dtype=np.int64)[None, :]
+        loops0 = len(top.loops)
+        # the smallest L2 tile is one level-0 iteration; a tile of the first k loops' iterations
+        self.l2_required_words = self._union_words(loops0)
+        k = next((k for k in range(loops0) if self._union_words(k) <= l2_capacity_words), loops0)
+        self.tile_loops = k
+        self.view = CompiledMapping(cm.layer, cm.nest, top.levels, top.loops[:k], top.num_pes, cm.source)
+        self.count = self.view.steps
+        self.steps_per_tile = cm.steps_per_top_step * prod(loop.trips for loop in top.loops[k:])
+        self.run_steps, self.outer_red = output_loop_structure(self.view)
+        self.visits = VisitOrder(self.view)
+        self.full = {role: cm.nest.extents(role) for role in cm.nest.tensors}
+        self.view_points = loop_points(self.view)
+        self.view_classes = every_index_classes(self.view) if exact else [
+            loop_classes(p, loop.trips) for p, loop in zip(self.view_points, self.view.loops)]
+        self.view_class_starts = [[c.first for c in cls] for cls in self.view_classes]
+        self.view_strides = loop_strides(self.view)
+        self._cache: dict[int, TileDemand] = {}
+        self._traffic: dict[tuple[int, ...], tuple[TileDemand, int]] = {}
+
+    def _union_words(self, k: int) -> int:
+        """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
+        box = self._union_box([0] * k, k)
+        return sum(prod(max(0, b - a + 1) for a, b in zip(lo, hi)) for lo, hi in box.values()) if box else 0
+
+    def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
+        """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
+        the tile whose tile-loop indices are ``tile_idx``; None if no sub-unit works in it.
+        The lowest corner is at the inner loops' first iteration and the first sub-unit; the
+        highest at each sub-unit's last iteration (indices only grow along a loop and with the
+        sub-unit, so the edges of the intervals of alike sub-units suffice)."""
+        top = self.top
+        nest = top.nest
+        rest = len(top.loops) - k
+        units = self.edge_units
+        fixed = [np.full((1, 1), i, dtype=np.int64) for i in tile_idx] + [np.zeros((1, 1), dtype=np.int64)] * rest
+        low = boxes(top, fixed, [units])
+        if not low.active.any():
+            return None
+        high = boxes(top, last_active(top, fixed, k, [units], self.points), [units])
+        out = {}
+        for role in nest.tensors:
+            lo = np.where(low.active[None], low.tensor(nest, role)[0], np.iinfo(np.int64).max).min(axis=2)[:, 0]
+            hi = np.where(high.active[None], high.tensor(nest, role)[1], -1).max(axis=2)[:, 0]
+            out[role] = ([int(x) for x in lo], [int(x) for x in hi])
+        return out
+
+    def _indices(self, tile: int) -> list[int]:
+        return step_loop_indices(self.view, tile) if self.tile_loops else []
+
+    def valid(self, tile: int) -> bool:
+        """Some level-0 sub-unit works in the tile: the first one does at the inner loops'
+        first iteration (the view's boxes keep the inner loops whole)."""
+        idx = [np.full((1, 1), i, dtype=np.int64) for i in self._indices(tile)]
+        return bool(boxes(self.view, idx, [np.zeros((1, 1), dtype=np.int64)]).active[0, 0])
+
+    def previous_valid(self, tile: int) -> int:
+        """The last tile before ``tile`` in which some sub-unit works, or -1."""
+        if tile <= 0:
+            return -1
+        if self.valid(tile - 1):
+            return tile - 1
+        rep = np.array([self._indices(tile)], dtype=np.int64)
+        prev, has_prev = previous_active(self.view, rep, [np.zeros((1, 1), dtype=np.int64)], self.view_points)
+        if not has_prev[0]:
+            return -1
+        strides = loop_strides(self.view)
+        found = int(sum(int(p[0, 0]) * s for p, s in zip(prev, strides)))
+        return found if self.valid(found) else -1
+
+    def traffic(self, tile: int) -> TileDemand:
+        """DRAM traffic of tile ``tile`` without its boxes: the same for every tile of one case
+        (one class of indices per tile loop), so computed once per case."""
+        idx = self._indices(tile)
+        case = tuple(class_of(starts, i) for starts, i in zip(self.view_class_starts, idx))
+        found = self._traffic.get(case)
+        if found is None:
+            rep = sum(self.view_classes[i][k].first * s for i, (k, s) in enumerate(zip(case, self.view_strides)))
+            full = self._demand(rep)
+            found = self._traffic[case] = (
+                TileDemand(full.read_words, full.read_runs, full.write_words, full.write_runs),
+                rep - full.partial_sums_tile if full.partial_sums_tile >= 0 else -1)
+        template, back = found
+        return template if back < 0 else TileDemand(template.read_words, template.read_runs, template.write_words,
+                                                    template.write_runs, partial_sums_tile=tile - back)
+
+    def table(self) -> TileTable:
+        """The traffic of every tile case, each computed on its first tile."""
+        cases = enumerate_cases(self.view_classes)
+        tiles = cases.rep @ np.array(self.view_strides, dtype=np.int64) if self.tile_loops else \
+            np.zeros(len(cases), dtype=np.int64)
+        n = len(cases)
+        reads = {role: np.zeros(n, dtype=np.int64) for role in self.cm.nest.tensors}
+        read_runs, write_words, write_runs, source = (np.zeros(n, dtype=np.int64) for _ in range(4))
+        for i, tile in enumerate(tiles.tolist()):
+            td = self._demand(tile)
+            for role, words in td.read_words.items():
+                reads[role][i] = words
+            read_runs[i] = sum(td.read_runs.values())
+            write_words[i], write_runs[i] = td.write_words, td.write_runs
+            source[i] = tile - td.partial_sums_tile if td.partial_sums_tile >= 0 else 0
+        return TileTable(cases, reads, read_runs, write_words, write_runs, source)
+
+    def demand(self, tile: int) -> TileDemand:
+        """DRAM traffic of tile ``tile`` with its boxes (cached)."""
+        found = self._cache.get(tile)
+        if found is None:
+            if len(self._cache) >= self.CACHE_LIMIT:
+                self._cache.clear()
+            found = self._cache[tile] = self._demand(tile)
+        return found
+
+    def _demand(self, t: int) -> TileDemand:
+        nest = self.cm.nest
+        box = self._union_box(self._indices(t), self.tile_loops)
+        reads = {role: 0 for role in nest.tensors}
+        runs = {role: 0 for role in nest.tensors}
+        if box is None:
+            return TileDemand(reads, runs, 0, 0)
+        p = self.previous_valid(t)
+        prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
+        for role in OPERAND_ROLES:
+            lo, hi = box[role]
+            vol = prod(b - a + 1 for a, b in zip(lo, hi))
+            inter = 0 if prev is None else prod(
+                max(0, min(b, pb) - max(a, pa) + 1) for a, b, pa, pb in zip(lo, hi, *prev[role]))
+            reads[role] = vol - inter
+            if vol > inter:
+                runs[role] = delta_runs(lo, hi, None if prev is None else prev[role], self.full[role],
+                                         nest.layout(role))
+        olo, ohi = box["output"]
+        oext = [b - a + 1 for a, b in zip(olo, ohi)]
+        ovol = prod(oext)
+        oruns = dram_runs(oext, self.full["output"], nest.layout("output"))
+        idx = self._indices(t)
+        revisit = any(idx[i] > 0 for i in self.outer_red)
+        start = t % self.run_steps == 0
+        end = (t + 1) % self.run_steps == 0 or t == self.count - 1
+        source = -1
+        if start and revisit:
+            reads["output"], runs["output"] = ovol, oruns
+            source = self.visits.previous_end(t)
+            while source >= 0 and not self.valid(source):  # no work there: nothing written back
+                source = self.visits.previous_end(source)
+        return TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, box, source)
