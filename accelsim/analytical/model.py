@@ -214,7 +214,8 @@ def _cycles(hw: HardwareSpec, rates: _Rates, profile: ScheduleProfile, cases: Ca
     dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)
     dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist(), rates.landing(steps.drained.max_members(n))),
+                                   steps.readback_source_steps.tolist(), rates.landing(steps.drained.max_members(n)),
+                                   _barrier(hw, rates, profile, steps)),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
                             2 if rates.double_l1 else 1, 2 if rates.double_l2 else 1, rates.ingress_latency,
                             rates.drain_delay, rates.dram_latency, rates.shared_network, rates.register_stages))
@@ -222,6 +223,17 @@ def _cycles(hw: HardwareSpec, rates: _Rates, profile: ScheduleProfile, cases: Ca
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
     cycles = pipeline.run(profile.loop_classes, case_of, profile.tiles.tile_loops, tile_of)
     return cycles, pipeline.s.busy, pipeline.stalls(cycles)
+
+
+def _barrier(hw: HardwareSpec, rates: _Rates, profile: ScheduleProfile, steps: DemandTable) -> list[bool]:
+    """Per case, whether the controller's tile barrier holds its steps (``hw.controller``;
+    none in maestro mode): the first step of an output tile, or a step loading weights."""
+    policy = "none" if rates.maestro else hw.controller.tile_barrier
+    if policy == "none":
+        return []
+    if policy == "output_tile":
+        return (steps.steps % profile.run_steps == 0).tolist()
+    return (steps.sent["weight"].total(len(steps)) > 0).tolist()
 
 
 def _energy(hw: HardwareSpec, macs: int, acc: dict[str, TensorAccesses], noc_words: int) -> dict[str, float]:

@@ -42,6 +42,7 @@ class StepDelays:
     drains: Sequence[bool]
     readback_source: Sequence[int]
     landing: Sequence[int] = ()
+    barrier: Sequence[bool] = ()  # the controller holds the step until every drain so far landed
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,8 @@ class Pipeline:
         free = max(s.noc_free, s.computed[0], s.arrived if tile_first else 0)
         source = d.readback_source[case]
         start = max(free, s.landed.get(s.step - source)) if source else free  # partial sums in L2
+        if d.barrier and d.barrier[case]:  # the controller's tile barrier: every output so far in L2
+            start = max(start, s.land_free)
         s.noc_free = start + d.ingress[case]
         began = max(s.compute_free, s.noc_free + (self.t.ingress_latency if d.ingress[case] else 0))
         waited = began - s.compute_free

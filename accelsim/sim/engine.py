@@ -188,6 +188,8 @@ class LayerSimulation:
         self.operand_slots = self.buffers + (self.ingress_latency if self.dist_kind.registers_steps else 0)
         # MAESTRO assumes no contention: outputs do not compete with operands
         self.shared_egress = not self.red_kind.exists and "shared_egress" not in self.ideal
+        # the controller's tile barrier (hw.controller; MAESTRO has none)
+        self.barrier = "none" if options.mode == "maestro" else hw.controller.tile_barrier
         self.events = 0
 
     @property
@@ -387,6 +389,13 @@ class LayerSimulation:
             self._parts_cache[id(demand)] = found
         return found
 
+    def _at_barrier(self, step: int, demand: StepDemand) -> bool:
+        """Whether the controller holds ``step`` until every earlier output has landed: the
+        first step of an output tile (``output_tile``) or a step loading weights (``weight_tile``)."""
+        if self.barrier == "output_tile":
+            return step % self.profile.run_steps == 0
+        return demand.weight.words > 0
+
     def _distribute(self) -> Process:
         st, profile = self.states["distribute"], self.profile
         total = self.cm.steps
@@ -409,7 +418,10 @@ class LayerSimulation:
                 # a visit in which no PE worked drained nothing: the one before it did
                 while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
                     st.key = profile.visits.previous_end(st.key)
-            held = self.clock() - st.since  # cycles the step was held for its partial sums
+            if self.barrier != "none" and st.step and self._at_barrier(st.step, demand):
+                st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
+                yield from self._wait(self.partial_sums, st, "psum")
+            held = self.clock() - st.since  # cycles the step was held for partial sums or the barrier
             if parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts)
@@ -522,7 +534,7 @@ class LayerSimulation:
                 st.stalls[2] = self.clock() - st.done_at
                 self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
-                if d.drain_partial:
+                if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                     self.partial_sums.promise(token.step)
             self.partial_sums.reach(token.step + 1)
             stalls = st.stalls
@@ -582,7 +594,8 @@ class LayerSimulation:
                 self.count.egress_words += d.drain_pe_words
                 if self.values is not None:
                     self.values.drained(token.step, d)
-            if d.drain_partial:  # a later visit reads these partial sums back once they landed
+            # a later visit reads these partial sums back once they landed; a barrier waits for them
+            if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                 self.partial_sums.announce(token.step, self.clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
