@@ -168,6 +168,24 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _u
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 
 
+class _TaggedLoader(_StrictLoader):
+    """_StrictLoader that also reads local tags (Timeloop's ``!Container``, ``!Component``) as
+    plain data: a tagged mapping gets its tag's name under the key ``!``; a tagged list or
+    scalar is read as if untagged."""
+
+
+def _local_tag(loader: _TaggedLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        data = _unique_mapping(loader, node, deep=True)
+        return {"!": suffix, **data}
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_TaggedLoader.add_multi_constructor("!", _local_tag)
+
+
 def _yaml_error(exc: yaml.YAMLError, source: str) -> InputError:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
@@ -255,11 +273,12 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def load_yaml(text: str, source: str) -> YamlDocument:
+def load_yaml(text: str, source: str, local_tags: bool = False) -> YamlDocument:
     """Parse YAML ``text`` (from ``source``, for messages) safely; every problem (syntax, a key
     given twice, a Python tag, an over-long integer, several documents) is an InputError with
-    the file and line."""
-    loader = _StrictLoader(text)
+    the file and line. ``local_tags``: read ``!Name`` tags as data (see :class:`_TaggedLoader`)
+    instead of refusing them."""
+    loader = _TaggedLoader(text) if local_tags else _StrictLoader(text)
     try:
         root = loader.get_single_node()
         if root is not None:

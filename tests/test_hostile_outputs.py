@@ -12,9 +12,12 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from accelsim.cli import main
-from accelsim.output_files import from_spreadsheet_safe, spreadsheet_safe
+from accelsim.output_files import FORMULA_LEADS, from_spreadsheet_safe, spreadsheet_safe
+from accelsim.text_table import printable
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = ['=HYPERLINK("http://x")', "x\nerror: injected", "+1", "@sum", "-2", "plain"]
@@ -119,3 +122,27 @@ def test_ctrl_c_while_the_cli_loads_is_one_error_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
+
+
+def test_maestro_model_analyses_pwconv(tmp_path):
+    """MobileNetV2's first pointwise layer (K = 16, C = 32, 112 x 112 outputs) under the MAESTRO
+    model: 16 x 32 x 112 x 112 = 6,422,528 MACs and a positive runtime (it gave 0 and 0, as FC)."""
+    out = tmp_path / "pw.json"
+    result = _run("analyze", "--hw", "eyeriss_like", "--network", "mobilenetv2", "--style", "nvdla_like",
+                  "--layer", "bottleneck1_1_3", "--model", "maestro", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())[0]
+    assert row["op"] == "PWCONV" and row["macs"] == 16 * 32 * 112 * 112 == 6_422_528 and row["cycles"] > 0
+
+
+@given(st.text())
+def test_safe_cells_and_printable_names_hold_for_any_text(text):
+    """For any text: a spreadsheet-safe cell never starts a formula and reads back as the text
+    (unless the text itself starts with a quote before a formula lead); a printable name has no
+    line break and is all printable."""
+    safe = spreadsheet_safe(text)
+    assert not safe.startswith(FORMULA_LEADS)
+    if not (text.startswith("'") and text[1:].startswith(FORMULA_LEADS)):
+        assert from_spreadsheet_safe(safe) == text
+    shown = printable(text)
+    assert len(shown.splitlines()) <= 1 and shown.isprintable()

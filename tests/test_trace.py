@@ -176,6 +176,12 @@ def test_perfetto_json_of_a_scenario_layer(tmp_path):
     doc = json.loads((tmp_path / "trace.json").read_text())
     events = doc["traceEvents"]
     timed = [e for e in events if e["ph"] != "M"]
+    mhz = doc["otherData"]["clock_mhz"]  # ts and dur are microseconds: a cycle lasts 1 / clock_mhz us
+    for e in timed:  # back to cycles (each a whole number of them)
+        for key in ("ts", "dur"):
+            if key in e:
+                assert abs(e[key] * mhz - round(e[key] * mhz)) < 1e-6
+                e[key] = round(e[key] * mhz)
     ends = [e["ts"] + e.get("dur", 0) for e in timed]
     assert min(e["ts"] for e in timed) >= 0 and max(ends) == result.cycles
     tracks = defaultdict(list)

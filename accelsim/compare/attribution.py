@@ -20,7 +20,8 @@ switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause 
   width, outputs sharing the distribution network when there is no reduction network;
 - ``reduction_latency``: reduction-network hop latency;
 - ``pipeline_fill_drain``: distribution-network latency and the MAC pipeline depth (the cycles
-  before a step's operands are usable and after its last MAC);
+  before a step's operands are usable and after its last MAC), and the controller's tile
+  barrier (a tile's fill and drain exposed);
 - ``dram_latency``: DRAM latency, burst rounding of contiguous runs and DMA setup cost
   (``dram.model``), against bytes over bandwidth;
 - ``buffer_limits``: single-buffered L1/L2 where the hardware is, against MAESTRO's ideal
@@ -44,7 +45,7 @@ from accelsim.sim.engine import SimOptions, simulate_layer
 CAUSES: dict[str, frozenset[str]] = {
     "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress"}),
     "reduction_latency": frozenset({"reduction_latency"}),
-    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline"}),
+    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
     "dram_latency": frozenset({"dram"}),
     "buffer_limits": frozenset({"double_buffering"}),
 }

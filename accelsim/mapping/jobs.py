@@ -32,6 +32,16 @@ class Job:
     source: str
     origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
 
+    def repeat_key(self) -> tuple[object, ...]:
+        """What decides this job's result on given hardware and options: the layer's operator,
+        sizes and strides and the dataflow, not the layer's name or file. Two jobs with the same
+        key get the same result but for the name (a network's repeated layers are computed once).
+        A directive's line number only places messages, so it is left out."""
+        layer = self.layer
+        dataflow = tuple((d.kind, d.size, d.offset, d.dim) if isinstance(d, MapDirective) else ("cluster", d.size)
+                         for d in self.dataflow)
+        return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x, dataflow)
+
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
     """Compile a job and check it fits the buffers (refuse, or warn with ``allow_overflow``);

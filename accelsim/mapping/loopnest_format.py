@@ -133,7 +133,7 @@ def _groups(nl: NestLayer) -> list[_Group]:
             fanout = entry.fanout if entry.fanout is not None else factor
             groups.append(_Group(pending if i == 0 else [], (dim, factor), fanout, entry))
         pending = []
-    if pending or not groups:  # no loop above L1 at all: one level of one PE holding the whole layer
+    if pending or not groups:  # no loop above L1 at all: one level whose one tile is the whole layer
         groups.append(_Group(pending, None, 1, None))
     return groups
 

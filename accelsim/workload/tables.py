@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from accelsim.errors import InputError
-from accelsim.input_files import load_yaml, read_text, shown
+from accelsim.input_files import MAX_INPUT_BYTES, load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
 from accelsim.workload.ops import Layer, Network
 
@@ -77,8 +77,8 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
         if text_arg in bundled:
             for suffix in _SUFFIXES:
                 entry = _bundled_dir().joinpath(text_arg + suffix)
-                if entry.is_file():
-                    return _parse(entry.read_text(encoding="utf-8"), str(entry), text_arg)
+                if entry.is_file():  # messages name it as users do, not by where it is installed
+                    return _parse(entry.read_text(encoding="utf-8"), f"bundled network {text_arg}", text_arg)
         if not Path(text_arg).is_file():
             raise InputError(
                 f"unknown network {text_arg!r}; bundled networks are: "
@@ -89,6 +89,18 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     return _parse(read_text(path, "network file"), str(path), path.stem)
 
 
+def network_file(name_or_path: str) -> str | None:
+    """The file :func:`load_network` reads for ``name_or_path`` (a bundled table's installed
+    file), found without reading it; None when there is none."""
+    text_arg = os.fspath(name_or_path)
+    if not text_arg.lower().endswith((".onnx", *_SUFFIXES)) and "/" not in text_arg and os.sep not in text_arg:
+        for suffix in _SUFFIXES:
+            entry = _bundled_dir().joinpath(text_arg + suffix)
+            if text_arg in available_networks() and entry.is_file():
+                return str(entry)
+    return text_arg if Path(text_arg).is_file() else None
+
+
 def _load_onnx(path: str) -> Network:
     """An ONNX model at its own batch size; the nodes it skips are announced once as an
     :class:`~accelsim.errors.InputWarning` (``accelsim import-onnx`` offers --batch and --strict)."""
@@ -97,6 +109,14 @@ def _load_onnx(path: str) -> Network:
     from accelsim.errors import InputWarning
     from accelsim.workload.onnx_import import import_onnx
 
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # import_onnx says what is wrong with the path
+    if size > MAX_INPUT_BYTES:
+        raise InputError(f"ONNX model is {size:,} bytes; --network reads models of at most {MAX_INPUT_BYTES:,} "
+                         "bytes (the input file limit): import a larger one once with `accelsim import-onnx` and "
+                         "run the table it writes", source=path)
     imported = import_onnx(path)
     if imported.skipped:
         warnings.warn(f"{path}: {imported.skipped_summary()}", InputWarning, stacklevel=3)

@@ -2,19 +2,22 @@
 
 Usage (from the repository root)::
 
-    python validation/timeloop/run_timeloop.py TIMELOOP_BUILD_DIR EXERCISES_HEAD_DIR EXERCISES_2022_DIR validation/timeloop
+    python validation/timeloop/run_timeloop.py --build TIMELOOP_BUILD_DIR \
+        --exercises-head DIR --exercises-2022 DIR --timeloop DIR --timeloop-python DIR --gamma DIR \
+        validation/timeloop
 
-``TIMELOOP_BUILD_DIR`` holds ``timeloop-model`` and ``libtimeloop-mapper.so`` (v3.0.3);
-``EXERCISES_*_DIR`` are checkouts of Accelergy-Project/timeloop-accelergy-exercises at the two commits
-below (their ``workspace/`` folder inside). For every triple the script copies the files, as the
-repository has them, into ``triples/<triple_id>/``, prepares timeloop-model's input (for the 2024
-front-end dumps only: see ``adapt_frontend_dump``), runs timeloop-model in a temporary directory and
-parses its ``timeloop-model.stats.txt`` into ``references.csv`` (one row per triple) and
-``accesses.csv`` (one row per triple, storage level and tensor). Needs PyYAML. Tests never run it.
+``TIMELOOP_BUILD_DIR`` holds ``timeloop-model`` and ``libtimeloop-mapper.so`` (v3.0.3); each other
+directory is a checkout of one source repository at the commit ``SOURCES`` names. For every triple
+the script copies the files, as the repository has them, into ``triples/<triple_id>/``, prepares
+timeloop-model's input (only where v3.0.3 cannot read the file as written: see ``adapt_v4_spelling``),
+runs timeloop-model in a temporary directory and parses its ``timeloop-model.stats.txt`` into
+``references.csv`` (one row per triple) and ``accesses.csv`` (one row per triple, storage level and
+tensor). Needs PyYAML. Tests never run it.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import re
@@ -26,8 +29,17 @@ from dataclasses import dataclass
 
 import yaml
 
-HEAD_COMMIT = "2d5510807128e9bd5f1cad0705cdf2ec4612fd4e"
-OLD_COMMIT = "778460fb63ce6c3724b6fd6b5a0482bc5d8c2a25"
+# source key: (repository, commit, command-line option giving its checkout)
+SOURCES = {
+    "2024": ("Accelergy-Project/timeloop-accelergy-exercises", "2d5510807128e9bd5f1cad0705cdf2ec4612fd4e",
+             "exercises_head"),
+    "2022": ("Accelergy-Project/timeloop-accelergy-exercises", "778460fb63ce6c3724b6fd6b5a0482bc5d8c2a25",
+             "exercises_2022"),
+    "timeloop": ("NVlabs/timeloop", "4cf6d4cd043bc2a5d2eb02afa9063d7117a4dc11", "timeloop"),
+    "timeloop-python": ("Accelergy-Project/timeloop-python", "b8aaf2cde220df7c2ba9d051984fc360f20b57b2",
+                        "timeloop_python"),
+    "gamma": ("maestro-project/gamma-timeloop", "48a2cf905c04fa2a1b59328fc981977faabd53e5", "gamma"),
+}
 
 ISPASS_HEAD = "workspace/tutorial_exercises/01_accelergy_timeloop_2020_ispass"
 ISPASS_OLD = "workspace/exercises/2020.ispass/timeloop"
@@ -40,9 +52,10 @@ class Triple:
     """One timeloop-model run: the files given to it, in order, and how they were prepared."""
 
     triple_id: str
-    era: str  # "2024" (exercises HEAD) or "2022" (exercises at OLD_COMMIT)
+    era: str  # a SOURCES key: "2024" / "2022" (the exercises' two commits) or another repository
     files: tuple[str, ...]  # repository paths, in timeloop-model's argument order
     frontend_dump: bool = False  # files[0] is the 2024 front end's parsed-processed-input.yaml
+    v4_spelling: bool = False  # the files use the v4 spelling (data_spaces, read_write): respelled for v3
     reference_stats: str = ""  # the repository's own stats file for this run (Timeloop v4), if any
     user_files: tuple[str, ...] = ()  # the 2024 source files a user writes (not given to v3.0.3)
     note: str = ""
@@ -57,10 +70,24 @@ def _head_model(name: str, sub: str, variant: str, arch: str, prob: str, mapping
                   user_files=(f"{base}/arch/{arch}", f"{base}/prob/{prob}", f"{base}/map/{mapping}"))
 
 
-def _head_mapped(triple_id: str, out: str, note: str = "") -> Triple:
-    """A 2024 mapper result: the front end's dump plus the mapping timeloop-mapper wrote."""
+def _head_mapped(triple_id: str, out: str, user: tuple[str, ...], note: str = "") -> Triple:
+    """A 2024 mapper result: the front end's dump plus the mapping timeloop-mapper wrote; ``user``
+    the v4 source files of the run (architecture, problem, for the Sparseloop designs their
+    mapping)."""
     return Triple(triple_id, "2024", (f"{out}/parsed-processed-input.yaml", f"{out}/timeloop-mapper.map.yaml"),
-                  frontend_dump=True, reference_stats=f"{out}/timeloop-mapper.stats.txt", note=note)
+                  frontend_dump=True, reference_stats=f"{out}/timeloop-mapper.stats.txt", user_files=user,
+                  note=note)
+
+
+def _design_user_files(design: str, sparseloop: bool) -> tuple[str, ...]:
+    """An example design's v4 sources: its architecture, its own problem or the default one."""
+    base = f"{DESIGNS_HEAD}/{design}"
+    if sparseloop:  # the two mapspace-search designs have no mapping file of their own
+        searched = design.endswith(("04.2.2-eyeriss-like-gating-mapspace-search", "04.2.3-eyeriss-like-onchip-compression"))
+        return (f"{base}/arch.yaml", f"{base}/problem.yaml") + (() if searched else (f"{base}/mapping.yaml",))
+    if design == "sparse_tensor_core_like":
+        return (f"{base}/arch.yaml", f"{base}/problem.yaml")
+    return (f"{base}/arch.yaml", f"{DESIGNS_HEAD}/_include/default_problem.yaml")
 
 
 def _old_model(name: str, sub: str, arch: str, prob: str, mapping: str) -> Triple:
@@ -95,19 +122,26 @@ TRIPLES: list[Triple] = [
                 "3levelspatial.arch.yaml", "conv1d+oc+ic.prob.yaml", "conv1d+oc+ic-3levelspatial-cp-ws.map.yaml"),
     _head_model("04_conv1d_oc_ic_3levelspatial_kp", "04-model-conv1d+oc-3levelspatial", "kp",
                 "3levelspatial.arch.yaml", "conv1d+oc+ic.prob.yaml", "conv1d+oc+ic-3levelspatial-kp-ws.map.yaml"),
-    *[_head_mapped(f"ex2024_05_mapper_{v}", f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/ref-output/{v}")
+    *[_head_mapped(f"ex2024_05_mapper_{v}", f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/ref-output/{v}",
+                   (f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/arch/3level.arch.yaml",
+                    f"{ISPASS_HEAD}/timeloop/05-mapper-conv1d+oc-3level/prob/conv1d+oc.prob.yaml"))
       for v in ("baked", "freebypass", "null")],
-    _head_mapped("ex2024_06_mapper_eyeriss_vgg02_l5", f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/ref-output"),
-    *[_head_mapped(f"ex2024_tla_eyeriss_{v}", f"{ISPASS_HEAD}/timeloop+accelergy/ref-output/{v}")
+    _head_mapped("ex2024_06_mapper_eyeriss_vgg02_l5", f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/ref-output",
+                 (f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/arch/eyeriss_like.yaml",
+                  f"{ISPASS_HEAD}/timeloop/06-mapper-convlayer-eyeriss/prob/VGG02_layer5.yaml")),
+    *[_head_mapped(f"ex2024_tla_eyeriss_{v}", f"{ISPASS_HEAD}/timeloop+accelergy/ref-output/{v}",
+                   (f"{ISPASS_HEAD}/timeloop+accelergy/arch/arch.yaml", f"{ISPASS_HEAD}/timeloop+accelergy/prob/prob.yaml"),
+                   note="user architecture is a Jinja template (psum/input datawidths)")
       for v in ("intmac", "fpmac")],
     _head_mapped("ex2024_dse_tutorial", "workspace/tutorial_exercises/02_interface_and_design_space_exploration_2024/"
-                 "outputs"),
-    *[_head_mapped(f"design2024_{d}", f"{DESIGNS_HEAD}/{d}/ref_outputs/default_problem")
+                 "outputs", tuple(f"workspace/tutorial_exercises/02_interface_and_design_space_exploration_2024/"
+                                  f"inputs/{f}.yaml" for f in ("arch", "problem", "variables"))),
+    *[_head_mapped(f"design2024_{d}", f"{DESIGNS_HEAD}/{d}/ref_outputs/default_problem", _design_user_files(d, False))
       for d in ("eyeriss_like", "simba_like", "simple_output_stationary", "simple_weight_stationary")],
     _head_mapped("design2024_sparse_tensor_core_like", f"{DESIGNS_HEAD}/sparse_tensor_core_like/ref_outputs/"
-                 "default_problem", note=SP),
+                 "default_problem", _design_user_files("sparse_tensor_core_like", False), note=SP),
     *[_head_mapped(f"design2024_sparseloop_{d}", f"{DESIGNS_HEAD}/sparseloop/{d}/ref_outputs/default_problem",
-                   note=SP)
+                   _design_user_files(f"sparseloop/{d}", True), note=SP)
       for d in ("01.2.1-DUDU-dot-product", "01.2.2-SUDU-dot-product", "01.2.3-SCDU-dot-product", "02.2.1-spMspM",
                 "02.2.2-spMspM-tiled", "03.2.1-conv1d", "03.2.2-conv1d+oc", "03.2.3-conv1d+oc-spatial",
                 "04.2.1-eyeriss-like-gating", "04.2.2-eyeriss-like-gating-mapspace-search",
@@ -155,6 +189,16 @@ TRIPLES: list[Triple] = [
                "sparse-opt/compress-weights.yaml"), SP),
     _old_isca("04.2.1_eyeriss_like_gating", "04.2.1-eyeriss-like-gating",
               ("arch/arch.yaml", "prob/layer3.yaml", "mapping/layer3.yaml", "sparse_opt/eyeriss_like.yaml"), SP),
+    Triple("timeloop_unit_test_conv1d", "timeloop", ("src/unit-test/configs/arch.yaml",
+                                                     "src/unit-test/configs/conv1d.yaml",
+                                                     "src/unit-test/configs/mapping.yaml"),
+           note="Timeloop's own unit-test configuration"),
+    Triple("timeloop_python_two_level_mm", "timeloop-python", ("tests/test_configs/two_level.arch.yaml",
+                                                               "tests/test_configs/mm.workload.yaml",
+                                                               "tests/test_configs/mapping.yaml"),
+           v4_spelling=True, note="timeloop-python's test configuration"),
+    Triple("gamma_report", "gamma", ("src/report/arch.yaml", "src/report/problem.yaml", "src/report/map.yaml"),
+           note="a mapping GAMMA found (its report folder)"),
 ]
 
 # Attribute names the 2024 front end writes with underscores that timeloop-model v3.0.3 reads hyphenated.
@@ -171,27 +215,61 @@ def _rename_keys(node: object) -> object:
     return node
 
 
+def _hyphenate_keys(node: object) -> object:
+    """Every mapping key with its underscores turned into hyphens, recursively (v3's sparse-optimisation keys)."""
+    if isinstance(node, dict):
+        return {k.replace("_", "-"): _hyphenate_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_hyphenate_keys(v) for v in node]
+    return node
+
+
+def adapt_v4_spelling(src: str, dst: str) -> None:
+    """A problem/architecture file written with v4 key spellings, in the spelling v3.0.3 reads:
+    problem ``data_spaces`` -> ``data-spaces`` and ``read_write`` -> ``read-write``."""
+    with open(src) as fh:
+        doc = yaml.safe_load(fh)
+    if "problem" in doc:
+        _respell_problem(doc["problem"])
+    with open(dst, "w") as fh:
+        yaml.safe_dump(doc, fh, sort_keys=False)
+
+
+def _respell_problem(problem: dict) -> None:
+    """``data_spaces`` -> ``data-spaces`` and each data space's ``read_write`` -> ``read-write``, in place."""
+    shape = problem["shape"]
+    if "data_spaces" not in shape:
+        return
+    spaces = shape.pop("data_spaces")
+    for space in spaces:
+        if "read_write" in space:
+            space["read-write"] = space.pop("read_write")
+    shape["data-spaces"] = spaces
+
+
 def adapt_frontend_dump(src: str, dst: str) -> None:
     """The 2024 front end's parsed-processed-input.yaml in the spelling timeloop-model v3.0.3 reads.
 
     Renames (meaning unchanged): problem ``data_spaces`` -> ``data-spaces`` and each data space's
     ``read_write`` -> ``read-write``; attributes in V3_ATTRIBUTE_NAMES. Drops the mapper's search
     inputs (``architecture_constraints``, ``mapper``, ``mapspace``), which do not change a model run,
-    and an empty ``mapping: []`` (it would hide the mapping file given after it).
+    and an empty ``mapping: []`` (it would hide the mapping file given after it). Sparse designs:
+    the density distribution ``fixed_structured`` -> ``fixed-structured`` and every key under
+    ``sparse_optimizations`` hyphenated (``action_optimization`` -> ``action-optimization``, ...).
     """
     with open(src) as fh:
         doc = yaml.safe_load(fh)
-    shape = doc["problem"]["shape"]
-    spaces = shape.pop("data_spaces")
-    for space in spaces:
-        if "read_write" in space:
-            space["read-write"] = space.pop("read_write")
-    shape["data-spaces"] = spaces
+    _respell_problem(doc["problem"])
     for key in ("architecture_constraints", "mapper", "mapspace"):
         doc.pop(key, None)
     if not doc.get("mapping"):
         doc.pop("mapping", None)
     doc["architecture"] = _rename_keys(doc["architecture"])
+    for density in (doc["problem"].get("instance", {}).get("densities") or {}).values():
+        if isinstance(density, dict) and density.get("distribution") == "fixed_structured":
+            density["distribution"] = "fixed-structured"
+    if "sparse_optimizations" in doc:
+        doc["sparse_optimizations"] = _hyphenate_keys(doc["sparse_optimizations"])
     with open(dst, "w") as fh:
         yaml.safe_dump(doc, fh, sort_keys=False)
 
@@ -221,7 +299,8 @@ def parse_stats(text: str) -> tuple[dict[str, object], list[dict[str, object]]]:
         tensors = re.split(r"^    ([A-Za-z_0-9]+):\n", body.split("    STATS\n")[-1], flags=re.M)
         for j in range(1, len(tensors), 2):
             vals = {m.group(1): m.group(2) for m in map(_KEY.match, tensors[j + 1].splitlines()) if m}
-            if "Scalar reads (per-instance)" not in vals:
+            sparse = "Actual scalar reads (per-instance)" in vals
+            if not sparse and "Scalar reads (per-instance)" not in vals:
                 continue
             inst = float(vals["Utilized instances (max)"])
             row: dict[str, object] = {
@@ -232,16 +311,20 @@ def parse_stats(text: str) -> tuple[dict[str, object], list[dict[str, object]]]:
                 "utilized_capacity": int(vals.get("Utilized capacity", "0")),
             }
             for kind in ("reads", "updates", "fills"):
-                per = int(vals[f"Scalar {kind} (per-instance)"])
+                per = int(vals[f"Actual scalar {kind} (per-instance)" if sparse else f"Scalar {kind} (per-instance)"])
                 row[f"{kind}_per_instance"] = per
                 row[f"{kind}_total"] = int(round(per * inst))
+                row[f"algorithmic_{kind}_per_instance"] = (
+                    int(vals[f"Algorithmic scalar {kind} (per-instance)"]) if sparse else per)
             accesses.append(row)
     for line in text.split("\nSummary Stats\n")[-1].splitlines():
         if ":" in line and not line.startswith(" "):
             key, value = line.split(":", 1)
             summary[key.strip()] = value.strip()
     summary["compute_cycles"] = int(compute.get("Cycles", "0"))
-    summary["computes"] = int(compute.get("Computes (total)", "0"))
+    summary["computes"] = int(compute.get("Actual Computes (total)", compute.get("Computes (total)", "0")))
+    summary["algorithmic_computes"] = int(compute.get("Algorithmic Computes (total)",
+                                                      compute.get("Computes (total)", "0")))
     summary["compute_instances"] = int(compute.get("Utilized instances", "0"))
     return summary, accesses
 
@@ -268,12 +351,14 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
             name = "user_" + name
         shutil.copyfile(os.path.join(root, rel), os.path.join(dest, name))
         copied.append(name)
+    repository, commit, _ = SOURCES[triple.era]
     row: dict[str, object] = {
-        "triple_id": triple.triple_id, "era": triple.era,
-        "source_commit": HEAD_COMMIT if triple.era == "2024" else OLD_COMMIT,
+        "triple_id": triple.triple_id, "era": triple.era, "source_repository": repository,
+        "source_commit": commit,
         "source_files": ";".join(triple.files), "copied_files": ";".join(copied[:len(triple.files)]),
         "user_files": ";".join(copied[len(triple.files):]),
-        "adapted": "frontend_dump" if triple.frontend_dump else "none", "note": triple.note,
+        "adapted": "frontend_dump" if triple.frontend_dump else "v4_spelling" if triple.v4_spelling else "none",
+        "note": triple.note,
         "reference_cycles_timeloop_v4": reference_cycles(os.path.join(root, triple.reference_stats))
         if triple.reference_stats else "",
     }
@@ -284,6 +369,10 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
             if k == 0 and triple.frontend_dump:
                 adapted = os.path.join(work, "input.yaml")
                 adapt_frontend_dump(src, adapted)
+                args.append(adapted)
+            elif triple.v4_spelling:
+                adapted = os.path.join(work, f"input{k}.yaml")
+                adapt_v4_spelling(src, adapted)
                 args.append(adapted)
             else:
                 args.append(src)
@@ -300,6 +389,7 @@ def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
     cycles = int(summary["Cycles"])
     row.update(status="ok", cycles=cycles, compute_cycles=summary["compute_cycles"],
                compute_bound=cycles == summary["compute_cycles"], computes=summary["computes"],
+               algorithmic_computes=summary["algorithmic_computes"],
                compute_instances=summary["compute_instances"], utilization=summary.get("Utilization", ""),
                energy_uJ=summary.get("Energy", "").replace(" uJ", ""))
     for acc in accesses:
@@ -316,7 +406,8 @@ def counts_match_reference(accesses: list[dict[str, object]], path: str) -> str:
     with open(path) as fh:
         _, ref = parse_stats(fh.read())
     key = ("level", "tensor", "reads_total", "updates_total", "fills_total")
-    return str(sorted(tuple(a[k] for k in key) for a in accesses) == sorted(tuple(a[k] for k in key) for a in ref))
+    ours = sorted(tuple(a[k] for k in key) for a in accesses)
+    return str(bool(ours) and ours == sorted(tuple(a[k] for k in key) for a in ref))
 
 
 def _write_csv(path: str, rows: list[dict[str, object]], first: list[str]) -> None:
@@ -331,13 +422,16 @@ def _write_csv(path: str, rows: list[dict[str, object]], first: list[str]) -> No
 
 
 def main(argv: list[str]) -> int:
-    """Run every triple; write triples/, references.csv and accesses.csv into argv[4]."""
-    if len(argv) != 5:
-        print("usage: run_timeloop.py TIMELOOP_BUILD_DIR EXERCISES_HEAD_DIR EXERCISES_2022_DIR OUT_DIR",
-              file=sys.stderr)
-        return 2
-    build, head, old, out_dir = (os.path.abspath(a) for a in argv[1:])
-    roots = {"2024": head, "2022": old}
+    """Run every triple; write triples/, references.csv and accesses.csv into the output directory."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", required=True, help="folder of timeloop-model v3.0.3")
+    for repository, commit, option in SOURCES.values():
+        parser.add_argument("--" + option.replace("_", "-"), dest=option, required=True,
+                            help=f"checkout of {repository} at {commit[:12]}")
+    parser.add_argument("out_dir")
+    args = parser.parse_args(argv[1:])
+    build, out_dir = os.path.abspath(args.build), os.path.abspath(args.out_dir)
+    roots = {key: os.path.abspath(getattr(args, option)) for key, (_, _, option) in SOURCES.items()}
     refs, accs = [], []
     for triple in TRIPLES:
         row, accesses = run_triple(triple, build, roots, out_dir)
