@@ -387,8 +387,9 @@ def test_written_file_is_what_timeloop_model_read(tmp_path):
     example loop nest on eyeriss_like (128 MACs used, 14,112 cycles: 1,806,336 MACs / 128). The
     writer still writes it byte for byte; read back with --timeloop, accelsim's DRAM weight reads
     (9,216) and output updates (6,272, the 14 x 14 x 32 outputs once) are Timeloop's. (Input reads
-    differ: Timeloop keeps the rows two consecutive output-row tiles share; 16,384 against
-    accelsim's 15,360.)"""
+    differ, 16,384 against 15,360: Timeloop reads the whole 16 x 16 x 32 input once per filter
+    group; accelsim keeps the 2 input rows the last row tile of one group shares with the first
+    of the next, 2 x 16 x 32 = 1,024 words fewer.)"""
     written = REAL.parent / "written"
     out = tmp_path / "w.yaml"
     res = CliRunner().invoke(main, ["mapping", "--hw", "eyeriss_like", "--mapping", "examples/timeloop_style.yaml",
