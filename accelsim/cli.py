@@ -44,7 +44,6 @@ from accelsim.api import (
 from accelsim.budget import (DEFAULT_MAX_LAYER_SECONDS, DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, ceil_size,
                              format_bytes, format_seconds, parse_size)
 from accelsim.compare import (
-    MODELS,
     compare_jobs,
     comparison_dict,
     comparison_rows,
@@ -69,6 +68,7 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, is_stdout, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
@@ -102,8 +102,19 @@ def _fail(message: str) -> NoReturn:
 
 
 def _error(message: str, status: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {_message_lines(message)}", err=True)
     sys.exit(status)
+
+
+def _message_lines(message: str) -> str:
+    """A message as the lines we print: its own continuation lines (indented: the problems a
+    hardware file lists) kept; a newline or other control character that came from a name in
+    the input (a layer named ``x\\nerror: y``) escaped, so no line of ours is one it wrote."""
+    first, *rest = message.split("\n")
+    out = printable(first)
+    for line in rest:
+        out += ("\n" if line[:1].isspace() else "\\n") + printable(line)
+    return out
 
 
 class Stopped(BaseException):
@@ -449,7 +460,8 @@ def _warning_lines() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {_message_lines(str(message))}",
+                                                                          err=True)
         yield
 
 
@@ -757,7 +769,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
 
 @main.command()
 @_job_options("Analyze")
-@click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
+@click.option("--model", "model", type=click.Choice(other_models()), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
@@ -908,7 +920,7 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @main.command()
 @_job_options("Compare")
 @_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
+@click.option("--model", "models", multiple=True, type=click.Choice(other_models()),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
 @click.option("--maestro-csv", type=click.Path(dir_okay=False),
               help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")
@@ -1018,6 +1030,67 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+@main.command()
+@click.option("--system", "system_ref", required=True, metavar="PRESET|FILE",
+              help="Sub-accelerators sharing one channel: magma_s1 ... magma_s6 or a system YAML file.")
+@click.option("--workload", required=True, metavar="GROUP|FILE",
+              help="Jobs: vision, language, recommendation, mix (MAGMA's groups) or a workload YAML file.")
+@click.option("--network", "networks", multiple=True, metavar="NAME",
+              help="Also every layer of this network (bundled or file; repeatable).")
+@click.option("--scheduler", type=click.Choice(["magma", "herald", "aimt", "random"]), default="magma",
+              show_default=True, help="Who decides which sub-accelerator runs which job in which order.")
+@click.option("--compare", "compare", multiple=True, type=click.Choice(["magma", "herald", "aimt", "random"]),
+              help="Also schedule with these and simulate theirs (repeatable).")
+@click.option("--budget", type=click.IntRange(1), default=2000, show_default=True,
+              help="Schedules scored by magma and random.")
+@click.option("--score", type=click.Choice(["alg1", "sim"]), default="alg1", show_default=True,
+              help="Score schedules by MAGMA's Algorithm 1 on the job table (fast) or by simulating them.")
+@click.option("--bandwidth-gbps", type=float, default=None, help="The channel's bandwidth (GB/s) instead of the system's.")
+@click.option("--batch", type=click.IntRange(1), default=1, show_default=True, help="Batch size of every job.")
+@click.option("--group-size", type=click.IntRange(1), default=100, show_default=True,
+              help="Jobs of a workload group (the first ones in arrival order).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of magma and random.")
+@click.option("--top-k", type=click.IntRange(1), default=2, show_default=True,
+              help="With --score alg1: magma's best schedules simulated (with its seeds); the best simulated wins.")
+@click.option("--attribute-gap", is_flag=True,
+              help="Split the gap to Algorithm 1 into burstiness, arbitration and latency (simulates every job alone).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
+              help="Write a Perfetto (Chrome JSON) trace: one track per sub-accelerator, one for the channel.")
+@_force_option("--json/--trace files")
+@_budget_options
+@_progress_option
+def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
+              budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
+              progress: bool | None) -> None:
+    """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
+    from accelsim.system.command import MulticoreSettings, report_json, run_multicore
+    from accelsim.system.trace import perfetto_json
+
+    check_outputs({"--json": json_out, "--trace": trace_out}, force)
+    settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
+                                 group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
+    say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
+    with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
+        report = run_multicore(settings, Budget(max_steps, max_memory), say)
+    files = tuple((role, path) for role, path in (("system", system_ref), ("workload", workload))
+                  if Path(path).is_file())
+    prov = Provenance("multicore", report.workload, report.system.name, report.system.sha256, "realistic",
+                      inputs=tuple(InputFile.of(role, path) for role, path in files),
+                      options={k: v for k, v in dataclasses.asdict(settings).items() if v not in (None, (), "")})
+    click.echo(f"{report.workload} ({len(report.jobs)} jobs) on {report.system.name} "
+               f"({report.system.channel.bandwidth_gbps:g} GB/s, {report.system.channel.arbitration}; "
+               f"accelsim {__version__})")
+    click.echo(report.text())
+    if json_out is not None:
+        write_atomic(json_out, report_json(report, prov.to_dict()))
+        click.echo(f"wrote {json_out}")
+    if trace_out is not None:
+        write_atomic(trace_out, perfetto_json(report))
+        click.echo(f"wrote {trace_out}")
 
 
 @main.command(name="import-onnx")
@@ -1136,14 +1209,16 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     from accelsim.validation import ValidationPaths, run_validation, summary_line
 
     start = time.perf_counter()
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     out = Path(out_dir)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}", err=True)
-    click.echo(summary_line(out))
+    summary = summary_line(out)
+    if summary:
+        click.echo(summary)
     click.echo(f"took {time.perf_counter() - start:.0f} s", err=True)
 
 
@@ -1169,15 +1244,23 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 
 
 @main.command(name="search")
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--hw", "hw_ref",
+              help="Preset name, hardware YAML file or MAESTRO hardware .m file (required unless --timeloop).")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): search its problem's layer on its architecture "
+                   "(or on --hw); a mapping among them is not used.")
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
               help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml): search its layers (their "
                    "dataflows are not used).")
 @_layer_option("Search")
 @_set_option
-@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive"]), default="gamma", show_default=True,
-              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome.")
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
+                                           "ng-pso", "ng-oneplusone", "ng-portfolio"]),
+              default="gamma", show_default=True,
+              help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome; "
+                   "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
+                   "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
 @click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
               help="What to minimize: cycles, energy (pJ) or their product.")
@@ -1192,6 +1275,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--population", type=int, default=50, show_default=True, help="gamma: genomes per generation.")
 @click.option("--min-utilization", type=float, default=0.5, show_default=True,
               help="exhaustive: prune genomes keeping fewer PEs busy than this share.")
+@click.option("--unique-reuse", is_flag=True,
+              help="exhaustive: keep one loop order per distinct operand reuse (dMazeRunner's Table 2).")
 @click.option("--work-budget", type=float, default=None,
               help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
                    "default 200000; sim: iteration cases, default 200000); candidates above are skipped.")
@@ -1204,9 +1289,9 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @_max_seconds_option
 @_max_memory_option
 @_progress_option
-def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, work_budget, style_seeds,
-                   out_dir, resume, max_seconds, max_memory, progress) -> None:
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
+                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
     from accelsim.search.executors import make_executor
@@ -1217,7 +1302,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     cores = _available_cores()
     if workers > cores:
         click.echo(f"warning: --workers {workers}: only {cores} core(s) available to this process; using {cores}",
@@ -1228,7 +1313,7 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds)
+                                  style_seeds, tuple(timeloop), unique_reuse)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:

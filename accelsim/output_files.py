@@ -111,17 +111,23 @@ def check_output_dir(option: str, path: str, force: bool) -> None:
                          "only replaces earlier traces, so remove them or choose another directory")
 
 
-def check_output_directory(option: str, path: str) -> bool:
+def check_output_directory(option: str, path: str, parents: bool = False) -> bool:
     """Refuse a directory a command fills (``--trace``, ``search --out``, ``validate --out``)
-    that is empty as a path, exists as a file, is missing together with its parent, or cannot be
-    written; True when it exists already (what it may hold is the command's to judge)."""
+    that is empty as a path, exists as a file, cannot be created (its parent missing, or with
+    ``parents``, which lets the command create missing parents too, its nearest existing
+    ancestor not a directory) or cannot be written; True when it exists already (what it may
+    hold is the command's to judge)."""
     p = _given(option, path)
     if p.exists() and not p.is_dir():
         raise InputError(f"{option} {path}: exists and is not a directory")
     if not p.exists():
         parent = p.parent
-        if not parent.is_dir():
+        while parents and not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.exists():
             raise InputError(f"{option} {path}: directory {parent} does not exist")
+        if not parent.is_dir():
+            raise InputError(f"{option} {path}: {parent} is not a directory")
         _probe_writable(parent, option, path)
         return False
     _probe_writable(p, option, path)

@@ -12,7 +12,7 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
-BUNDLED = ["alexnet", "bert_base", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
+BUNDLED = ["alexnet", "bert_base", "dlrm", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
            "resnet50", "vgg16"]
 
 
@@ -255,6 +255,9 @@ CONV_FC_MACS = {
     # BERT-base at sequence 128, batch 1: 12 x (4 x 128 x 768^2 + 2 x 12 x 128^2 x 64 +
     # 2 x 128 x 768 x 3072) + 768^2 for the pooler (test_bmm.py derives it per layer).
     "bert_base": 11_174_215_680,
+    # DLRM (MLPerf sizes) at batch 1: bottom 13x512 + 512x256 + 256x128, interaction
+    # 27 x 27 x 128, top 479x1024 + 1024x1024 + 1024x512 + 512x256 + 256x1 = 2,458,496.
+    "dlrm": 2_458_496,
 }
 # Network.macs also counts one operation per element of each residual add.
 TOTAL_MACS = {
@@ -268,6 +271,7 @@ TOTAL_MACS = {
     "flash_gemm": 558_514_044_928,
     "flash_mlp": 72_515_584,
     "bert_base": 11_174_215_680,
+    "dlrm": 2_458_496,
 }
 
 

@@ -1,7 +1,7 @@
 """Where candidates are scored: in this process, in local worker processes, or on a Dask cluster.
 
-Every executor runs the same pure function (:func:`accelsim.search.models.run_batch`) on the
-same batches and returns their results in order, so results do not depend on the executor.
+Every executor runs the same pure function (:func:`accelsim.search.models.screen_batch`: compile,
+check, name and score a batch of candidates) on the same batches and returns their results in order, so results do not depend on the executor.
 Local workers are spawned once per executor and ignore Ctrl-C (the parent handles it and
 terminates them); a Dask cluster is reached by its scheduler address or a
 ``distributed.Client`` the caller already has (optional extra ``distributed``).
@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from accelsim.errors import InputError
 from accelsim.mapping.ast import Directive
-from accelsim.search.models import ModelTask, run_batch
+from accelsim.search.models import ModelTask, Screened, screen_batch
 
 Batch = Sequence[Sequence[Directive]]
 # the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
@@ -31,8 +31,8 @@ class Executor(Protocol):
 
     workers: int
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        """``run_batch(task, batch)`` for every batch, results in order."""
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        """``screen_batch(task, batch)`` for every batch, results in order."""
         ...
 
     def close(self) -> None:
@@ -45,8 +45,8 @@ class InProcess:
 
     workers = 1
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        return [run_batch(task, batch) for batch in batches]
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        return [screen_batch(task, batch) for batch in batches]
 
     def close(self) -> None:
         pass
@@ -86,8 +86,8 @@ class LocalProcesses:
         self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_start,
                                                                initargs=(os.getpid(),))
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        return self._pool.starmap(run_batch, [(task, batch) for batch in batches], chunksize=1)
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        return self._pool.starmap(screen_batch, [(task, batch) for batch in batches], chunksize=1)
 
     def close(self) -> None:
         self._pool.terminate()
@@ -120,8 +120,8 @@ class DaskExecutor:
             self._owned = True
         self.workers = max(1, sum(self._client.nthreads().values()))
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        futures = self._client.map(run_batch, [task] * len(batches), list(batches), pure=False)
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        futures = self._client.map(screen_batch, [task] * len(batches), list(batches), pure=False)
         try:
             return self._client.gather(futures)
         except BaseException:

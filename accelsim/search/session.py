@@ -1,7 +1,8 @@
 """``accelsim search``: search every layer of a network or mapping file and keep what it finds.
 
 For each layer the named styles' mappings are scored first (``style_seeds``; GAMMA's first
-generation starts from those that are genomes), then a mapper (random, gamma, exhaustive)
+generation starts from those that are genomes), then a mapper (random, gamma, exhaustive, or a
+Nevergrad baseline: :mod:`accelsim.search.nevergrad_mappers`)
 proposes genomes of the layer's default :class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
 the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
 and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
@@ -28,20 +29,22 @@ from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.jobs import Job, jobs_from_mapping_file
+from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
 from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
-from accelsim.search.models import SIMULATOR, model_names
+from accelsim.cost_models import SIMULATOR, model_names
+from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
 
-MAPPERS = ("gamma", "random", "exhaustive")
+MAPPERS = ("gamma", "random", "exhaustive", *NEVERGRAD_MAPPERS)
 TWO_STAGE = "two-stage"
 SCREEN = "analytical"
 
@@ -60,7 +63,7 @@ class SearchSettings:
     the mapper and its budget per layer, objective, model, fidelity mode, re-ranked count, seed,
     and the space and mapper knobs."""
 
-    hw: str
+    hw: str | None
     overrides: tuple[str, ...] = ()
     network: str | None = None
     mapping: str | None = None
@@ -77,10 +80,14 @@ class SearchSettings:
     min_utilization: float = 0.5
     work_budget: float | None = None  # per candidate, for the scoring model; None: its default
     style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
+    timeloop: tuple[str, ...] = ()  # Timeloop's files: the problem is the layer, the architecture the hardware
+    unique_reuse: bool = False  # exhaustive: one loop order per distinct operand reuse (dMazeRunner)
 
     def __post_init__(self) -> None:
-        if (self.network is None) == (self.mapping is None):
-            raise InputError("give exactly one of --network NAME or --mapping FILE.m")
+        if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
+            raise InputError("give exactly one of --network NAME, --mapping FILE.m or --timeloop FILE (repeated)")
+        if self.hw is None and not self.timeloop:
+            raise InputError("missing option --hw (or give Timeloop's files with --timeloop)")
         checks = [(self.mapper in MAPPERS, f"--mapper {self.mapper}: expected one of {', '.join(MAPPERS)}"),
                   (self.objective in OBJECTIVES, (f"--objective {self.objective}: expected one of "
                    f"{', '.join(OBJECTIVES)}")),
@@ -92,7 +99,9 @@ class SearchSettings:
                   (self.population >= 2, f"--population must be at least 2, got {self.population}"),
                   (0 <= self.min_utilization <= 1, f"--min-utilization must lie in 0..1, got {self.min_utilization}"),
                   (self.work_budget is None or self.work_budget > 0,
-                   f"--work-budget must be positive, got {self.work_budget}")]
+                   f"--work-budget must be positive, got {self.work_budget}"),
+                  (not self.unique_reuse or self.mapper == "exhaustive",
+                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}")]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
@@ -100,6 +109,7 @@ class SearchSettings:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["overrides"] = list(self.overrides)
+        out["timeloop"] = list(self.timeloop)
         return out
 
 
@@ -147,7 +157,9 @@ def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
         return GammaMapper(space, settings.seed, settings.population, seeds=seeds)
     if settings.mapper == "random":
         return RandomMapper(space, settings.seed)
-    return ExhaustiveMapper(space, hw, settings.min_utilization)
+    if settings.mapper in NEVERGRAD_MAPPERS:
+        return NevergradMapper(settings.mapper, space, settings.seed, settings.budget, population=settings.population)
+    return ExhaustiveMapper(space, hw, settings.min_utilization, unique_reuse=settings.unique_reuse)
 
 
 def _layers(settings: SearchSettings, num_pes: int) -> tuple[str, list[Layer]]:
@@ -168,6 +180,7 @@ class _Saver:
         self.out, self.known, self.progress, self.counts = out, known, progress, counts
         self.sample = 0
         self.best: float | None = None
+        self.best_row: dict[str, Any] | None = None  # the legal row of least cost so far
 
     def __call__(self, rows: pd.DataFrame) -> None:
         rows = rows.assign(sample=range(self.sample, self.sample + len(rows)))
@@ -177,8 +190,9 @@ class _Saver:
             self.out.append(fresh)
             self.known.update(fresh["key"])
         legal = rows.loc[rows["status"] == "ok", "cost"]
-        if len(legal):
-            self.best = min(self.best, float(legal.min())) if self.best is not None else float(legal.min())
+        if len(legal) and (self.best is None or float(legal.min()) < self.best):
+            self.best = float(legal.min())
+            self.best_row = best_row(rows)
         if self.progress is not None and self.counts:
             self.progress(len(rows), self.best, str(rows["layer"].iloc[0]) if len(rows) else "")
 
@@ -188,8 +202,13 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
     """Search every layer (see the module docstring); returns the summary written to
     ``summary.json``. InputError for bad settings or an unusable ``out``; KeyboardInterrupt
     leaves ``out`` resumable."""
-    hw = load_hardware(settings.hw, list(settings.overrides))
-    network, layers = _layers(settings, hw.num_pes)
+    if settings.timeloop:  # the problem's layer on the architecture (or on --hw)
+        t = timeloop_job(read_files(list(dict.fromkeys(settings.timeloop))), settings.overrides, settings.hw,
+                         mapping_used=False)
+        hw, network, layers = t.hw, t.name, [job.layer for job in t.jobs]
+    else:
+        hw = load_hardware(settings.hw or "", list(settings.overrides))
+        network, layers = _layers(settings, hw.num_pes)
     with SearchDir(out, settings.to_dict(), resume) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
 
@@ -206,47 +225,71 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         start = time.perf_counter()
         if progress is not None:
             progress(0, None, layer.name)
-        mine = stored[stored["layer"] == layer.name]
-        space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
-        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
-                       work_budget=settings.work_budget) as ev:
-            saved = mine[mine["model"] == screen]
-            ev.preload(saved)
-            saver = _Saver(directory, set(saved["key"]), progress, True)
-            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
-            seeds = list(named.values())
-            mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
-            found = search(ev, mapper, settings.budget, saver, seeds)
-            styles = _style_costs(ev, named)
-        screen_seconds = time.perf_counter() - start
-        reranking = None
-        if settings.model == TWO_STAGE:
-            with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
-                saved = mine[mine["model"] == SIMULATOR]
-                sim.preload(saved)
-                reranking = rerank(found.frame, sim, settings.top_k,
-                                   _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else None
-        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
-            best = found.best
-        frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-        summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
-                                                   time.perf_counter() - start), "styles": styles,
-                                  "screen_best_cost": found.best["cost"] if found.best is not None else None})
-        if best is not None:
-            best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
-            directory.write_best(network, best_jobs)
-        directory.write_summary(summary)
+        saver: _Saver | None = None
+        try:
+            mine = stored[stored["layer"] == layer.name]
+            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+            with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
+                           work_budget=settings.work_budget) as ev:
+                saved = mine[mine["model"] == screen]
+                ev.preload(saved)
+                saver = _Saver(directory, set(saved["key"]), progress, True)
+                named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+                seeds = list(named.values())
+                mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
+                found = search(ev, mapper, settings.budget, saver, seeds)
+                styles = _style_costs(ev, named)
+            screen_seconds = time.perf_counter() - start
+            reranking = None
+            if settings.model == TWO_STAGE:
+                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
+                    saved = mine[mine["model"] == SIMULATOR]
+                    sim.preload(saved)
+                    reranking = rerank(found.frame, sim, settings.top_k,
+                                       _Saver(directory, set(saved["key"]), progress, False))
+            best = best_row(reranking.frame) if reranking is not None else None
+            if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+                best = found.best
+            frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
+            summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
+                                                       time.perf_counter() - start), "styles": styles,
+                                      "screen_best_cost": found.best["cost"] if found.best is not None else None})
+            if best is not None:
+                best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
+                directory.write_best(network, best_jobs)
+            directory.write_summary(summary)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep the layer's best so far, then stop
+            finished = bool(summary["layers"]) and summary["layers"][-1]["layer"] == layer.name
+            if saver is not None and not finished and not isinstance(exc, Exception):
+                _keep_interrupted(directory, network, summary, best_jobs, layer, saver)
+            raise
     directory.write_convergence(frames)
     return summary
+
+
+def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any], best_jobs: list[Job], layer: Layer,
+                      saver: _Saver) -> None:
+    """A layer's search was stopped: add it to ``summary.json`` as ``interrupted`` with what it
+    scored and its best so far, and that mapping to ``best.m``, so the directory is usable as it
+    is (``--resume`` still finishes the search)."""
+    best = saver.best_row
+    summary["layers"].append({"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
+                              "stopped": "interrupted",
+                              "best": {k: best[k] for k in _BEST_FIELDS} if best is not None else None})
+    if best is not None:
+        directory.write_best(network, [*best_jobs, Job(layer, parse_dataflow(best["dataflow"], layer), "search")])
+    directory.write_summary(summary)
+
+
+_BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
+                "candidate", "dataflow")
 
 
 def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
                    screen_seconds: float, seconds: float) -> dict[str, Any]:
     frame = found.frame
     status = frame["status"]
-    keep = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
-            "candidate", "dataflow")
+    keep = _BEST_FIELDS
     return {
         "layer": layer.name,
         "op": layer.op.value,

@@ -143,12 +143,16 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
 
 
 def summary_line(out_dir: Path) -> str:
-    """One line from a finished run's ``results.csv``: scenario layers per set and status."""
+    """One line from a finished run's ``results.csv``: scenario layers per set and status ("" when
+    there is none)."""
     import csv
     from collections import Counter
 
-    with open(out_dir / "results.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(out_dir / "results.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return ""
     sets = Counter(row["set"] for row in rows)
     statuses = Counter(row["status"] for row in rows)
     return (f"validated {len(rows)} scenario layer(s) in {len(sets)} set(s) ("
