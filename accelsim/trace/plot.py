@@ -199,7 +199,7 @@ def _draw_bandwidth(ax, meta: dict, b: _Binned) -> None:
     ax.set_ylabel("words / cycle")
     ax.set_ylim(bottom=0)
     ax.set_title("Bandwidth in use", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, never over the data
 
 
 def _draw_buffers(ax, meta: dict, b: _Binned) -> None:
@@ -210,7 +210,7 @@ def _draw_buffers(ax, meta: dict, b: _Binned) -> None:
     ax.set_ylabel("buffers in use")
     ax.set_ylim(bottom=0, top=max(meta["buffers"].values()) + 0.2)
     ax.set_title("Buffer occupancy (time average per bin)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, never over the data
 
 
 def _draw_stalls_over_time(ax, b: _Binned) -> None:
@@ -222,7 +222,7 @@ def _draw_stalls_over_time(ax, b: _Binned) -> None:
     ax.set_ylabel("% of cycles")
     ax.set_ylim(0, 100)
     ax.set_title("PE array: computing or stalled, by cause", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right", ncol=3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def _draw_stall_totals(ax, meta: dict) -> None:
