@@ -1000,7 +1000,8 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
               show_default=True,
               help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style); timeloop: one "
                    "layer's architecture, problem and mapping as timeloop-model reads them (with --layer).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
+@click.option("-o", "--out", "--output", "output", type=click.Path(dir_okay=False),
+              help="Write the file here (default: stdout; --output is the old spelling).")
 @_force_option("output file")
 def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     """Write the mapping a named style produces for a network, or convert a mapping file, as a
@@ -1009,7 +1010,7 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
     job.check()
-    check_outputs({"--output": output}, force)
+    check_outputs({"--out": output}, force)
     loaded = job.load()
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
@@ -1095,7 +1096,7 @@ def multicore(system_ref: str, workload: str, networks: tuple[str, ...], schedul
 
 @main.command(name="import-onnx")
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--out", "--output", "output", type=click.Path(dir_okay=False),
               help="Write the network table (YAML) here (default: stdout).")
 @click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
 @click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
@@ -1108,7 +1109,7 @@ def import_onnx_command(model: str, output: str | None, batch: int | None, stric
     from accelsim.workload.onnx_import import import_onnx
     from accelsim.workload.tables import network_yaml
 
-    check_outputs({"--output": output}, force)
+    check_outputs({"--out": output}, force)
     _check_onnx_memory(model, Budget(max_memory_bytes=max_memory))
     imported = import_onnx(model, batch, strict)
     notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
@@ -1197,7 +1198,7 @@ def bench(quick: bool, only: tuple[str, ...], search_bench: bool, against_scales
 
 
 @main.command()
-@click.option("--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
               help="Directory for REPORT.md, results.csv and the PNG plots.")
 @click.option("--quick", is_flag=True, help="Small simulation budget, no SCALE-Sim run (a smoke run).")
 @_force_option("report")
@@ -1283,7 +1284,7 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--style-seeds/--no-style-seeds", default=True, show_default=True,
               help="Score the named styles' mappings of each layer first (GAMMA starts from those that are "
                    "genomes), so the best is never worse than the best style under the scoring model.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_max_seconds_option

@@ -421,9 +421,9 @@ case("out-trace-not-empty", SIM + " --trace {d}/t", 2, ("--trace", "not empty"),
 case("out-trace-foreign", SIM + " --trace {d} --force", 2, ("not accelsim layer traces",), m__m=GOOD_M)
 case("out-trace-missing-parent", SIM + " --trace {d}/no/t", 2, ("--trace", "does not exist"), m__m=GOOD_M)
 case("out-mapping-exists", "mapping --hw eyeriss_like --network marvel15 --style nvdla_like -o {d}/o.m", 2,
-     ("--output", "already exists"), o__m="x")
+     ("--out ", "already exists"), o__m="x")
 case("out-mapping-missing-dir", "mapping --hw eyeriss_like --network marvel15 --style nvdla_like -o {d}/no/o.m", 2,
-     ("--output", "does not exist"))
+     ("--out ", "does not exist"))
 case("out-compare-json-dir", CMP.replace(" --maestro-csv {d}/r.csv", "") + " --json {d}/o", 2, ("o",), m__m=GOOD_M, o=DIR)
 case("out-lint-json-exists", "lint --hw eyeriss_like --mapping {d}/m.m --json {d}/o.json", 2, ("already exists",),
      m__m=GOOD_M, o__json="{}")
