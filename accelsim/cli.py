@@ -71,7 +71,7 @@ from accelsim.mapping.styles import STYLES
 from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, is_stdout, write_atomic
-from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
+from accelsim.outputs import InputFile, Provenance, ResultFiles, Rewrites, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
@@ -961,17 +961,22 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
                _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory, max_seconds)))
     partial: list[Comparison] = []
 
+    rewrites = Rewrites()
+
     def write(comparison: Comparison, status: str, stopped_by: str = "") -> None:
+        if status == "incomplete" and not rewrites.due():  # the files catch up at most about once a second
+            return
         document = {**comparison_dict(comparison), "status": status, "provenance": prov.to_dict()}
         if stopped_by:
             document["stopped_by"] = stopped_by
             document["stopped_in"] = run.current
         final = status != "incomplete"  # standard output gets the last version only
-        if out.json_out and (final or not is_stdout(out.json_out)):
-            write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
-        if out.csv_out and (final or not is_stdout(out.csv_out)):
-            columns = {"Status": status, **prov.csv_columns()}
-            write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
+        with rewrites.timed():
+            if out.json_out and (final or not is_stdout(out.json_out)):
+                write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
+            if out.csv_out and (final or not is_stdout(out.csv_out)):
+                columns = {"Status": status, **prov.csv_columns()}
+                write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
 
     def progress_so_far(comparison: Comparison) -> None:
         partial[:] = [comparison]
