@@ -362,13 +362,12 @@ class JobArgs:
     timeloop: tuple[str, ...] = ()
 
     def check(self) -> None:
-        """--mapping FILE.m, or --network NAME with --style, or Timeloop's files (--timeloop)."""
+        """--mapping FILE.m, or --network NAME with --style (or a table giving its layers' dataflows),
+        or Timeloop's files (--timeloop)."""
         if self.hw_ref is None and not self.timeloop:
             _fail("missing option --hw (or give Timeloop's files with --timeloop)")
         if sum((self.mapping_path is not None, self.network is not None, bool(self.timeloop))) != 1:
             _fail("give exactly one of --mapping FILE.m, --network NAME (with --style) or --timeloop FILE (repeated)")
-        if self.network is not None and self.style is None:
-            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
         if self.network is None and self.style is not None:
             _fail("--style applies to --network only; a mapping file carries its own dataflow")
 
@@ -403,7 +402,8 @@ def _job_options(verb: str) -> Decorator:
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)),
+                     help="Named dataflow style (with --network; without it, the dataflows the network's table gives)."),
         _layer_option(verb),
         _set_option,
         click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
@@ -449,7 +449,7 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
     if mapping_path is not None:
         name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
     else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+        name, jobs = jobs_from_network(network or "", style, hw, layer)
     return hw, name, jobs
 
 
@@ -1070,18 +1070,19 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @_progress_option
 def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
               budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
-              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool, max_steps: int | None, max_memory: int,
-              progress: bool | None) -> None:
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool,
+              max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
     """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
     from accelsim.system.command import MulticoreSettings, report_json, run_multicore
     from accelsim.system.trace import perfetto_json
 
+    _start_time_budget(max_seconds)
     check_outputs({"--json": json_out, "--trace": trace_out}, force)
     settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
                                  group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
     say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
     with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
-        report = run_multicore(settings, Budget(max_steps, max_memory), say)
+        report = run_multicore(settings, Budget(max_steps, max_memory, max_seconds), say)
     files = tuple((role, path) for role, path in (("system", system_ref), ("workload", workload))
                   if Path(path).is_file())
     prov = Provenance("multicore", report.workload, report.system.name, report.system.sha256, "realistic",
@@ -1156,11 +1157,26 @@ def list_things() -> None:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True)
+@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): the spec accelsim models the architecture with, "
+                   "and which of its levels became which accelsim level.")
 @_set_option
-def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
+def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
+    if (hw_ref is None) == (not timeloop):
+        _fail("give --hw or --timeloop FILE (repeated)")
+    if not timeloop:
+        click.echo(dump_hardware(load_hardware(hw_ref or "", list(overrides))), nl=False)
+        return
+    from accelsim.mapping.timeloop_files import read_files, timeloop_job
+
+    texts = read_files(list(dict.fromkeys(timeloop)))
+    t = timeloop_job(texts, overrides, mapping_used=None)
+    lines = ["# Timeloop's storage levels, innermost first -> accelsim's level:"]
+    lines += [f"#   {lv.name}: {lv.instances}, keeps {', '.join(lv.keeps) or 'nothing'} -> {t.roles[lv.name]}"
+              for lv in t.levels]
+    click.echo("\n".join(lines) + "\n" + dump_hardware(t.hw), nl=False)
 
 
 @main.command()
