@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.errors import InputError
+from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
@@ -168,4 +169,21 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_csv(eyeriss_csv, out / "eyeriss.csv", list(eyeriss_csv[0]) if eyeriss_csv else ["layer"])
     write_csv(timeloop_csv, out / "timeloop.csv", list(timeloop_csv[0]) if timeloop_csv else ["triple_id"])
     write_report(rows, inputs, out / "REPORT.md")
+    for what in missing:  # also in the report; said here so that a run outside the repository is not silent
+        warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)
     return [out / name for name in REPORT_FILES]
+
+
+def summary_line(out_dir: Path) -> str:
+    """One line from a finished run's ``results.csv``: scenario layers per set and status."""
+    import csv
+    from collections import Counter
+
+    with open(out_dir / "results.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    sets = Counter(row["set"] for row in rows)
+    statuses = Counter(row["status"] for row in rows)
+    return (f"validated {len(rows)} scenario layer(s) in {len(sets)} set(s) ("
+            + ", ".join(f"{name} {count}" for name, count in sets.items()) + "): "
+            + ", ".join(f"{count} {status}" for status, count in statuses.most_common())
+            + f"; see {(out_dir / 'REPORT.md').as_posix()}")
