@@ -24,14 +24,15 @@ FAST_PASSING = ("ex2024_03_conv1d_oc_3level", "ex2024_03_conv1d_oc_3level_bypass
                 "ex2024_04_conv1d_oc_ic_3levelspatial_cp", "ex2024_04_conv1d_oc_ic_3levelspatial_kp",
                 "ex2024_05_mapper_baked", "ex2024_05_mapper_freebypass", "ex2024_05_mapper_null",
                 "ex2022_03_conv1d_oc_3level", "ex2022_03_conv1d_oc_3level_bypass")
-# Every triple that passes both today (the slow test runs them all).
+# Every triple that passes both today (the slow test runs them all): all dense triples simulated
+# but the tiny exercises (16-64 Timeloop cycles, where the first fill and last drain add 4-18).
 PASSING = FAST_PASSING + ("design2024_simple_output_stationary", "design2024_simple_weight_stationary",
-                          "ex2024_06_mapper_eyeriss_vgg02_l5", "ex2024_tla_eyeriss_intmac", "gamma_report")
-# maestro mode within 1%, realistic mode not within 5% (realistic mode's open gaps, issue 17).
-MAESTRO_ONLY = ("ex2024_02_conv1d_oc_2level_os", "ex2024_02_conv1d_oc_2level_os_tiled", "design2024_eyeriss_like",
-                "ex2022_02_conv1d_oc_2level_os", "ex2022_02_conv1d_oc_2level_os_tiled",
-                "ex2022_04_conv1d_oc_ic_3levelspatial_cp", "ex2022_04_conv1d_oc_ic_3levelspatial_kp",
-                "design2024_simba_like", "ex2024_tla_eyeriss_fpmac")
+                          "ex2024_06_mapper_eyeriss_vgg02_l5", "ex2024_tla_eyeriss_intmac", "gamma_report",
+                          "ex2024_02_conv1d_oc_2level_os", "ex2024_02_conv1d_oc_2level_os_tiled",
+                          "design2024_eyeriss_like", "ex2022_02_conv1d_oc_2level_os",
+                          "ex2022_02_conv1d_oc_2level_os_tiled", "ex2022_04_conv1d_oc_ic_3levelspatial_cp",
+                          "ex2022_04_conv1d_oc_ic_3levelspatial_kp", "design2024_simba_like",
+                          "ex2024_tla_eyeriss_fpmac")
 
 
 def test_fast_timeloop_triples_pass_both_acceptance_checks():
@@ -56,8 +57,6 @@ def test_timeloop_set_passes_what_it_passed():
     assert len(rows) == sum(1 for r in csv.DictReader((TIMELOOP / "references.csv").open()) if r["status"] == "ok")
     for triple in PASSING:
         assert by_id[triple].maestro_ok and by_id[triple].realistic_ok, triple
-    for triple in MAESTRO_ONLY:
-        assert by_id[triple].maestro_ok, triple
     judged = [r for r in rows if r.realistic_ok is not None]
     text = "\n".join(timeloop_section(rows))
     assert f"**{sum(bool(r.realistic_ok) for r in judged)} of {len(judged)}**" in text
