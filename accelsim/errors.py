@@ -55,6 +55,7 @@ MAPPING_REASONS: dict[str, str] = {
     "unknown_layer": "the mapping file has no layer of that name",
     "no_directive_equivalent": "a loop-nest mapping that MAESTRO directives cannot express",
     "no_loopnest_equivalent": "a MAESTRO mapping that a loop nest cannot express",
+    "no_timeloop_equivalent": "a mapping that Timeloop's three-level files (accelsim mapping --format timeloop) cannot express",
 }
 
 

@@ -6,12 +6,16 @@ pipe, unreadable, too large, not UTF-8) into one :class:`InputError` naming the 
 kind of input it should be. :func:`load_yaml` is the only YAML loader: safe (no Python tags),
 a key given twice in one mapping is refused with both lines, integers longer than
 :data:`MAX_YAML_INTEGER_DIGITS` digits are refused with their line, and it returns the line
-of every key and list item so that later checks can name it.
+of every key and list item so that later checks can name it. Aliases are checked before the
+document is built: one that refers to its own anchor (a recursive structure) or aliases that
+expand the document by more than :data:`MAX_YAML_ALIAS_NODES` nodes (an alias bomb) are
+refused with their line.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import os
 import reprlib
 import stat
@@ -27,14 +31,18 @@ from accelsim.errors import InputError
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 # An integer with more digits than this in a YAML file is refused (no field accepts one).
 MAX_YAML_INTEGER_DIGITS = 30
+# Aliases that would add more nodes than this to a YAML document, were it written out without
+# them, are refused (an alias bomb: a kilobyte that means billions of values to anything that
+# walks, prints or validates it).
+MAX_YAML_ALIAS_NODES = 1_000_000
 
 FilePath = str | os.PathLike[str]
 
 
-def read_bytes(path: FilePath, what: str) -> bytes:
-    """The bytes of the regular file ``path``; ``what`` names its kind (``"mapping file"``) in
-    the InputError raised when it is missing, a directory, not a regular file, unreadable or
-    larger than :data:`MAX_INPUT_BYTES`."""
+def check_regular_file(path: FilePath, what: str) -> os.stat_result:
+    """The status of ``path``; InputError (``what`` names its kind) when it is missing, a
+    directory, or not a regular file (a device, pipe or socket: reading it could block or never
+    end)."""
     source = os.fspath(path)
     try:
         info = os.stat(source)
@@ -46,6 +54,15 @@ def read_bytes(path: FilePath, what: str) -> bytes:
         raise InputError(f"is a directory, not a {what}", source=source)
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"is not a regular file (a device, pipe or socket); expected a {what}", source=source)
+    return info
+
+
+def read_bytes(path: FilePath, what: str) -> bytes:
+    """The bytes of the regular file ``path``; ``what`` names its kind (``"mapping file"``) in
+    the InputError raised when it is missing, a directory, not a regular file, unreadable or
+    larger than :data:`MAX_INPUT_BYTES`."""
+    source = os.fspath(path)
+    info = check_regular_file(path, what)
     if info.st_size > MAX_INPUT_BYTES:
         raise InputError(f"{what} is {info.st_size:,} bytes; input files are limited to "
                          f"{MAX_INPUT_BYTES:,} bytes", source=source)
@@ -81,7 +98,16 @@ def read_csv_rows(path: FilePath, what: str) -> list[tuple[int, list[str]]]:
     trailing empty cells (a trailing comma) dropped. ``what`` names the file's kind in the
     InputError raised when it cannot be read."""
     rows = []
-    for line, row in enumerate(csv.reader(read_text(path, what).splitlines()), start=1):
+    reader = csv.reader(io.StringIO(read_text(path, what), newline=""))  # a quoted cell may span lines
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
+            raise InputError(f"{what}: cannot read this row as CSV ({exc})", source=os.fspath(path),
+                             line=reader.line_num) from None
+        line = reader.line_num
         cells = [c.strip() for c in row]
         while cells and cells[-1] == "":
             cells.pop()
@@ -142,6 +168,24 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _u
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 
 
+class _TaggedLoader(_StrictLoader):
+    """_StrictLoader that also reads local tags (Timeloop's ``!Container``, ``!Component``) as
+    plain data: a tagged mapping gets its tag's name under the key ``!``; a tagged list or
+    scalar is read as if untagged."""
+
+
+def _local_tag(loader: _TaggedLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        data = _unique_mapping(loader, node, deep=True)
+        return {"!": suffix, **data}
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_TaggedLoader.add_multi_constructor("!", _local_tag)
+
+
 def _yaml_error(exc: yaml.YAMLError, source: str) -> InputError:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
@@ -184,13 +228,61 @@ def _node_lines(root: yaml.Node | None) -> dict[KeyPath, int]:
     return lines
 
 
-def load_yaml(text: str, source: str) -> YamlDocument:
+def _check_aliases(root: yaml.Node, source: str) -> None:
+    """Refuse a recursive alias, and aliases that would add more than MAX_YAML_ALIAS_NODES
+    nodes to the document written out in full (counted per distinct node, so in linear time;
+    refused at the first value whose expansion alone is that much over every node seen)."""
+    expanded: dict[int, int] = {}  # id(node) -> nodes of its full expansion
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    distinct = 0
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            on_path.discard(id(node))
+            expanded[id(node)] = 1 + sum(expanded[id(c)] for c in children)
+            # at least this many values come from aliases inside this node: name its line
+            added = expanded[id(node)] - distinct
+            if added > MAX_YAML_ALIAS_NODES:
+                raise InputError(f"invalid YAML: aliases expand this value by {added:,} or more values, over "
+                                 f"the limit of {MAX_YAML_ALIAS_NODES:,} (an alias bomb?); write the values out",
+                                 source=source, line=node.start_mark.line + 1)
+            continue
+        if id(node) in expanded:
+            continue
+        if id(node) in on_path:
+            raise InputError("invalid YAML: an alias refers to the anchor it is inside (a recursive structure)",
+                             source=source, line=node.start_mark.line + 1)
+        on_path.add(id(node))
+        distinct += 1
+        stack.append((node, True))
+        for child in children:
+            if id(child) in on_path:
+                raise InputError("invalid YAML: an alias refers to the anchor it is inside (a recursive "
+                                 "structure)", source=source, line=child.start_mark.line + 1)
+            if id(child) not in expanded:
+                stack.append((child, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def load_yaml(text: str, source: str, local_tags: bool = False) -> YamlDocument:
     """Parse YAML ``text`` (from ``source``, for messages) safely; every problem (syntax, a key
     given twice, a Python tag, an over-long integer, several documents) is an InputError with
-    the file and line."""
-    loader = _StrictLoader(text)
+    the file and line. ``local_tags``: read ``!Name`` tags as data (see :class:`_TaggedLoader`)
+    instead of refusing them."""
+    loader = _TaggedLoader(text) if local_tags else _StrictLoader(text)
     try:
         root = loader.get_single_node()
+        if root is not None:
+            _check_aliases(root, source)
         data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, source) from None

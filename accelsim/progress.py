@@ -16,6 +16,7 @@ import time
 from typing import Any, Callable, Literal, TextIO
 
 from accelsim.budget import format_seconds
+from accelsim.text_table import printable
 
 Style = Literal["bar", "lines", "off"]
 LONG_LAYER_SECONDS = 10.0  # a layer estimated to take longer gets a line when it starts
@@ -50,7 +51,7 @@ class ProgressDisplay:
         self.shown_steps = 0
 
     def _write(self, text: str) -> None:
-        print(f"accelsim: {text}", file=self.stream, flush=True)
+        print(f"accelsim: {printable(text)}", file=self.stream, flush=True)
 
     def layer_started(self, index: int, name: str, steps: int, estimate: str = "",
                       estimated_seconds: float = 0.0) -> None:

@@ -8,6 +8,7 @@ through the CLI in-process and, in the slow run, in a subprocess under a memory 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -283,10 +284,15 @@ case("net-pwconv-r3", NET, 2, ("n.yaml:3:", "PWCONV"), n__yaml=network(
 case("net-filter-over-input", NET, 2, ("n.yaml", "larger than input"), n__yaml=network(
     "{name: a, type: CONV2D, K: 4, C: 4, R: 9, S: 3, Y: 8, X: 8}"))
 case("net-not-utf8", NET, 2, ("n.yaml:1:", "not UTF-8"), n__yaml=b"name: n\xe9t\n")
-case("net-alias-bomb", NET, 2, ("n.yaml:", "layer 0 (a)", "..."), n__yaml=(
+case("net-alias-bomb", NET, 2, ("n.yaml:", "alias bomb"), n__yaml=(
     "name: n\nlayers:\n  - name: a\n    type: FC\n    X: &x [1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
     + "".join(f"    {d}: &{d.lower()} [" + ", ".join([f"*{p.lower()}"] * 9) + "]\n"
               for p, d in zip("XYSRCK", "YSRCKN"))))
+# below the alias limit (9**5 values): loads, and the message shows the value cut short
+case("net-alias-bomb-small", NET, 2, ("n.yaml:", "layer 0 (a)", "..."), n__yaml=(
+    "name: n\nlayers:\n  - name: a\n    type: FC\n    X: &x [1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+    + "".join(f"    {d}: &{d.lower()} [" + ", ".join([f"*{p.lower()}"] * 9) + "]\n"
+              for p, d in zip("XYSR", "YSRC")) + "    K: 4\n"))
 case("net-python-tag", NET, 2, ("n.yaml:1:", "constructor"), n__yaml="name: !!python/name:os.system\n")
 case("net-huge-name", NET, 2, ("n.yaml:3:", "..."), n__yaml=network("{name: [" + "x, " * 20000 + "x], type: FC}"))
 case("net-unknown-bundled", "simulate --hw eyeriss_like --network nosuchnet --style nvdla_like", 2,
@@ -424,3 +430,183 @@ case("out-lint-json-exists", "lint --hw eyeriss_like --mapping {d}/m.m --json {d
 case("out-scalesim-json-unwritable", SCS + " --json /sys/o.json", 2, ("cannot write in /sys",), s__cfg=SCALESIM_CFG,
      t__csv=GOOD_TOPO)
 case("out-validate-file", "validate --out {d}/f", 2, ("--out", "is a file"), f="x")
+
+# ----- issue 22: the surfaces of the last round ---------------------------------------------------
+GOOD_LN = (REPO / "examples" / "timeloop_style.yaml").read_text(encoding="utf-8")
+LN = "simulate --hw eyeriss_like --mapping {d}/l.yaml"
+
+
+def bomb(levels: int = 9) -> str:
+    """A YAML flow list holding ``levels`` lists of nine aliases of the one before: 9**levels
+    values if expanded, a few hundred bytes written."""
+    items = ["&a0 [x, x, x, x, x, x, x, x, x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]"
+                                                  for i in range(1, levels)]
+    return "[" + ", ".join(items) + "]"
+
+
+def loopnest(field: str = "permutation", value: str = "C") -> str:
+    """A one-layer loop-nest file (an FC of K = C = 4: K over four PEs, C in one PE's tile) whose
+    L1 entry (line 4) has ``field: value``."""
+    factors = "" if field == "factors" else "factors: C=4, "
+    return ("problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n"
+            "  - {target: L2, type: spatial, factors: K=4}\n"
+            f"  - {{target: L1, type: temporal, {factors}{field}: {value}}}\n")
+
+
+# alias bombs in every field a loop-nest file formats: refused at load, at once
+for _field in ("factors", "target", "type", "permutation", "fanout"):
+    case(f"ln-alias-bomb-{_field}", LN, 2, ("l.yaml:", "alias bomb"), l__yaml=loopnest(_field, bomb()))
+case("ln-alias-bomb-name", LN, 2, ("l.yaml:", "alias bomb"),
+     l__yaml=f"name: {bomb()}\n" + loopnest())
+case("ln-alias-bomb-timeloop-name", LN, 2, ("l.yaml:", "alias bomb"),
+     l__yaml=GOOD_LN.replace("  name: conv3x3", f"  name: {bomb()}"))
+case("ln-recursive-alias", LN, 2, ("l.yaml:", "recursive"), l__yaml=loopnest("fanout", "&r [1, *r]"))
+case("ln-bomb-below-limit-factors", LN, 2, ("l.yaml:4:", "field 'factors'", "..."),
+     l__yaml=loopnest("factors", bomb(6)))
+case("ln-name-list", LN, 2, ("l.yaml:1:", "field 'name'", "expected the network's name"),
+     l__yaml="name: [a, b]\n" + loopnest())
+# a loop nest of one L1 entry (12 of 65 real Timeloop files): one step of the whole layer
+case("ln-only-l1", LN, 0, (), l__yaml="problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n"
+     "  - {target: L1, type: temporal, factors: K=4 C=4}\n")
+case("ln-timeloop-shape-string", LN, 0, (), l__yaml=GOOD_LN.replace("  name: conv3x3\n", "  shape: cnn-layer\n"))
+case("ln-factor-float", LN, 2, ("l.yaml:3:", "'K'=2.9", "not a positive integer"),
+     l__yaml=loopnest().replace("factors: K=4", "factors: {K: 2.9}"))
+case("ln-factor-float-word", LN, 2, ("l.yaml:3:", "'K'='2.9'", "not a positive integer"),
+     l__yaml=loopnest().replace("factors: K=4", "factors: K=2.9"))
+case("ln-timeloop-float", LN, 2, ("l.yaml:7:", "M is 16.7", "positive integer"),
+     l__yaml=GOOD_LN.replace("M: 32,", "M: 16.7,"))
+case("ln-timeloop-missing", LN, 2, ("l.yaml:5:", "P is missing"), l__yaml=GOOD_LN.replace(" P: 14,", ""))
+case("ln-timeloop-huge-string", LN, 2, ("l.yaml:7:", "C is", "..."),
+     l__yaml=GOOD_LN.replace("C: 32,", f"C: '{'9' * 200_000}',"))
+
+# ----- ONNX models (built with onnx.helper at import time; skipped without onnx) ----------------
+try:
+    import onnx as _onnx
+    from onnx import TensorProto as _TP
+    from onnx import helper as _helper
+except ImportError:  # pragma: no cover - the onnx extra is not installed
+    _onnx = None
+
+
+def onnx_model(op: str, inputs: list[tuple[str, list[int]]], weights: list[tuple[str, list[int]]] = (),
+               opset: int = 17, **attrs) -> bytes:
+    """The bytes of a one-node model: graph inputs, weight initializers (zeros), node ``op``."""
+    assert _onnx is not None
+    graph = _helper.make_graph(
+        [_helper.make_node(op, [n for n, _ in inputs] + [n for n, _ in weights], ["y"], name="node", **attrs)],
+        "g", [_helper.make_tensor_value_info(n, _TP.FLOAT, s) for n, s in inputs],
+        [_helper.make_tensor_value_info("y", _TP.FLOAT, None)],
+        [_helper.make_tensor(n, _TP.FLOAT, s, [0.0] * (1 if not s else __import__("math").prod(s))) for n, s in weights])
+    model = _helper.make_model(graph, opset_imports=[_helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+IMP = "import-onnx {d}/x.onnx"
+if _onnx is not None:
+    case("onnx-conv-no-weight", IMP, 2, ("x.onnx", "node 'node' (Conv) has 1 input(s)", "weight"),
+         x__onnx=onnx_model("Conv", [("x", [1, 3, 8, 8])]))
+    case("onnx-batch-1e20", IMP + " --batch 100000000000000000000", 2, ("x.onnx", "batch size", "9,007,199,254,740,992"),
+         x__onnx=onnx_model("Conv", [("x", [1, 3, 8, 8])], [("w", [4, 3, 3, 3])]))
+    case("onnx-fifo", IMP, 2, ("x.onnx", "not a regular file"), x__onnx=FIFO)
+    case("onnx-device", "import-onnx /dev/zero", 2, ("/dev/zero", "not a regular file"))
+    case("onnx-directory", IMP, 2, ("x.onnx", "is a directory"), x__onnx=DIR)
+    case("onnx-opset-99", IMP, 2, ("x.onnx", "opset 99"),
+         x__onnx=onnx_model("Conv", [("x", [1, 3, 8, 8])], [("w", [4, 3, 3, 3])], opset=99))
+    case("onnx-conv-transpose", IMP, 0, (), x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])],
+                                                              [("w", [3, 4, 3, 3])], strides=[2, 2]))
+    case("onnx-einsum", IMP, 2, ("x.onnx", "node 'node' (Einsum) has multiply-accumulates accelsim does not import"),
+         x__onnx=onnx_model("Einsum", [("a", [2, 3]), ("b", [3, 4])], equation="ij,jk->ik"))
+    case("onnx-conv-transpose-padded", IMP, 2, ("x.onnx", "(ConvTranspose) has padding"),
+         x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])], [("w", [3, 4, 3, 3])], pads=[1, 1, 1, 1]))
+
+# ----- accelsim plot on damaged traces (the golden trace of a small layer, then one thing broken) --
+GOLDEN_TRACE = REPO / "traces" / "golden" / "00_conv"
+TRACE_FILES = {name: (GOLDEN_TRACE / name).read_text(encoding="utf-8") for name in ("meta.json", "events.csv",
+                                                                                       "counters.csv")}
+PLOT = "plot {d}/t"
+
+
+def trace(**changed: str | bytes) -> dict[str, str | bytes]:
+    """The golden layer trace's files under ``t/`` with ``changed`` ones replaced (``events__csv``)."""
+    files: dict[str, str | bytes] = {f"t__{name.replace('.', '__')}": text for name, text in TRACE_FILES.items()}
+    files.update({f"t__{k}": v for k, v in changed.items()})
+    return {k.replace("t__", "t/", 1): v for k, v in files.items()}
+
+
+case("plot-corrupt-parquet", PLOT, 2, ("events.parquet", "not a readable Parquet file"), **trace(events__parquet=b"PAR1 not a parquet file PAR1"))
+case("plot-empty-events-csv", PLOT, 2, ("events.csv", "empty file"), **trace(events__csv=""))
+case("plot-text-in-integer-column", PLOT, 2, ("events.csv:3:", "expected an integer", "'soon'"), **trace(
+    events__csv="\n".join(line if i != 2 else ",".join(["soon" if j == 2 else c for j, c in enumerate(line.split(","))])
+                          for i, line in enumerate(TRACE_FILES["events.csv"].split("\n")))))
+case("plot-short-row", PLOT, 2, ("events.csv:2:", "expected"), **trace(
+    events__csv=TRACE_FILES["events.csv"].replace("\n", "\n1,2\n", 1)))
+case("plot-meta-no-num-pes", PLOT, 2, ("meta.json", "'num_pes'"), **trace(
+    meta__json=TRACE_FILES["meta.json"].replace('"num_pes": 4,', "")))
+case("plot-meta-cycles-1e30", PLOT, 2, ("meta.json", "'cycles'", "2^53"), **trace(
+    meta__json=TRACE_FILES["meta.json"].replace('"cycles": 442,', '"cycles": 1000000000000000000000000000000,')))
+case("plot-meta-list", PLOT, 2, ("meta.json", "JSON object"), **trace(meta__json="[]"))
+
+# ----- search: output directory, saved settings, parts, scheduler -------------------------------
+SRCH = ("search --hw eyeriss_like --network marvel15 --layer L3_Bottleneck4_3_2 --budget 5 --no-progress "
+        "--out {d}/s")
+
+
+def saved_settings() -> str:
+    from accelsim.search.session import SearchSettings  # noqa: PLC0415 - only for these cases
+
+    return json.dumps(SearchSettings(hw="eyeriss_like", network="marvel15", layer="L3_Bottleneck4_3_2",
+                                     budget=5).to_dict())
+
+
+for _name, _text in (("list", "[]"), ("null", "null"), ("string", '"x"')):
+    case(f"search-settings-{_name}", SRCH + " --resume", 2, ("search.json", "expected the settings a search saved"),
+         **{"s/search.json": _text})
+case("search-part-zero-bytes", SRCH + " --resume", 2, ("part-000000.parquet", "not a whole part", "remove it"),
+     **{"s/search.json": saved_settings(), "s/candidates.parquet/part-000000.parquet": b""})
+case("search-part-corrupt", SRCH + " --resume", 2, ("part-000001.parquet", "not a whole part"),
+     **{"s/search.json": saved_settings(), "s/candidates.parquet/part-000001.parquet": b"PAR1xxxxPAR1"})
+case("search-out-empty", tuple(SRCH.split()[:-1]) + ("",), 2, ("--out is empty",))
+case("search-out-under-a-file", SRCH.replace("{d}/s", "{d}/f/no/s"), 2, ("--out", "f is not a directory"), f="x")
+case("search-out-unwritable", SRCH.replace("{d}/s", "/sys/s"), 2, ("--out /sys/s", "cannot write in /sys"))
+case("search-out-file", SRCH, 2, ("--out", "is a file"), s="x")
+case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://HOST:PORT"))
+case("validate-out-empty", ("validate", "--quick", "--out", ""), 2, ("--out is empty",))
+case("validate-out-under-a-file", "validate --quick --out {d}/f/no/v", 2, ("--out", "f is not a directory"), f="x")
+case("validate-out-unwritable", "validate --quick --out /sys/v", 2, ("--out /sys/v", "cannot write in /sys"))
+
+# ----- MAESTRO result CSVs (compare --maestro-csv) ------------------------------------------------
+for _name, _value in (("nan", "nan"), ("inf", "inf"), ("1e400", "1e400"), ("negative", "-5")):
+    case(f"csv-runtime-{_name}", CMP, 2, ("r.csv:2:", "Runtime (Cycles)", "a number of at least 0"), m__m=GOOD_M,
+         r__csv=CSV_HEAD + f"tiny, conv1, 256, {_value}, 10\n")
+case("csv-macs-nan", CMP, 2, ("r.csv:2:", "Num MACs", "a number of at least 0"), m__m=GOOD_M,
+     r__csv=CSV_HEAD + "tiny, conv1, 256, 10, nan\n")
+case("csv-negative-count", CMP, 2, ("r.csv:2:", "input l1 read", "at least 0"), m__m=GOOD_M,
+     r__csv=CSV_HEAD.rstrip("\n") + ", input l1 read\ntiny, conv1, 256, 10, 10, -3\n")
+case("csv-200000-char-field", CMP, 2, ("r.csv:2:", "cannot read this row as CSV"), m__m=GOOD_M,
+     r__csv=CSV_HEAD + "tiny, " + "x" * 200_000 + ", 256, 10, 10\n")
+OURS_HEAD = "Neural Network Name,Layer Number,Runtime (Cycles),Num MACs,Status,accelsim Version\n"
+case("csv-ours-no-status", CMP, 2, ("r.csv:1:", "without the column 'Status'"), m__m=GOOD_M,
+     r__csv=OURS_HEAD.replace(",Status", "") + "tiny,conv1,10,10,0.1.0\n")
+case("csv-ours-short-row", CMP, 2, ("r.csv:2:", "Num MACs", "at least 0"), m__m=GOOD_M,
+     r__csv=OURS_HEAD.replace("Num MACs,Status", "Status,Num MACs") + "tiny,conv1,10,complete\n")
+case("csv-ours-long-row", CMP, 2, ("r.csv:2:", "at most 6 values"), m__m=GOOD_M,
+     r__csv=OURS_HEAD + "tiny,conv1,10,10,complete,0.1.0,extra\n")
+
+# a name holding a newline: every message shows it escaped, never as a line of its own
+case("net-name-newline", NET, 2, ("n.yaml:4:", "layer 1 (x\\nerror: y)", "duplicate layer name"),
+     n__yaml=network('{name: "x\\nerror: y", type: FC, K: 4, C: 4}', '{name: "x\\nerror: y", type: FC, K: 4, C: 4}'))
+case("net-name-carriage-return", NET + " --layer nope", 2, ("no layer 'nope'", "x\\rerror: y"),
+     n__yaml=network('{name: "x\\rerror: y", type: FC, K: 4, C: 4}'))
+# ----- budgets that hold (issue 22) --------------------------------------------------------------
+case("search-budget-1e12", SRCH.replace("--budget 5", "--budget 1000000000000"), 3,
+     ("--budget 1,000,000,000,000", "keeps every scored candidate in memory", "lower --budget"))
+case("network-onnx-over-64mib", "analyze --hw eyeriss_like --network {d}/big.onnx --style nvdla_like", 2,
+     ("big.onnx", "--network reads models of at most"), big__onnx=SPARSE_65M)
+case("import-onnx-over-memory", "import-onnx {d}/big.onnx --max-memory 100M", 3,
+     ("big.onnx", "5x its size", "--max-memory"), big__onnx=SPARSE_65M)
+case("simulate-per-pe-over-an-hour",
+     "simulate --hw tpu_like_32x32 --network dmazerunner6 --style nvdla_like --layer conv1 --per-pe", 3,
+     ("bundled network dmazerunner6 layer 0 (conv1)", "the most a layer may take without --max-seconds"))
+case("cli-max-seconds-zero", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --max-seconds 0", 2,
+     ("--max-seconds",))

@@ -47,7 +47,7 @@ def test_shared_options_reach_a_command_as_records():
     assert seen["job"] == JobArgs("eyeriss_like", None, "marvel15", "nvdla_like", None,
                                   ("l1.size_bytes=64", "l2.banks=2"))
     assert seen["out"] == OutputArgs("o.json", None, False)
-    assert [p.name for p in probe.params] == ["hw_ref", "mapping_path", "network", "style", "layer", "overrides",
+    assert [p.name for p in probe.params] == ["hw_ref", "mapping_path", "network", "style", "layer", "overrides", "timeloop",
                                               "json_out", "csv_out", "force"]
 
 

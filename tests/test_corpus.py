@@ -28,9 +28,11 @@ ADDRESS_SPACE_BYTES = 4 * 2**30
 MAX_RSS_BYTES = 2**30
 TIME_LIMIT_SECONDS = 30
 # run in a subprocess in the default run too: devices and pipes, recursion, alias bombs,
-# huge numbers and layers, a billion PEs
+# huge numbers and layers, a billion PEs, a 200,000-character CSV field, a scheduler address
+# whose failed client could print a traceback as it is collected
 HARSH = ("m-device", "m-fifo", "m-deep-parentheses", "hw-alias-bomb", "net-alias-bomb", "hw-5000-digits",
-         "hw-billion-pes", "topo-1e8-gemm", "m-too-large")
+         "hw-billion-pes", "topo-1e8-gemm", "m-too-large", "ln-alias-bomb-target", "csv-200000-char-field",
+         "search-scheduler-ucx")
 
 
 def materialize(case: Case, where: Path) -> list[str]:

@@ -91,10 +91,23 @@ def test_yaml_lines_of_keys_and_items():
     assert doc.line(("layers", 1, "missing")) == 4
 
 
-def test_yaml_alias_bomb_is_linear():
-    """Nine levels of nine aliases: 9**9 leaves if expanded; loading and the line map stay small."""
+def test_yaml_alias_bomb_is_refused_at_its_line():
+    """Nine levels of nine aliases: 9**9 leaves if expanded. Level i expands to E(i) = 1 + 9 E(i-1)
+    values, E(0) = 10: E(6) = 5,380,840 is the first over the limit. The walk goes depth-first from
+    the last key's value, so when level 6 completes it has seen 20 distinct nodes (the root, the
+    ten levels' lists, a0's nine scalars): refused at line 7 (a6) with 5,380,840 - 20 values, at
+    once."""
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 10):
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
-    doc = load_yaml("\n".join(lines) + "\n", "bomb.yaml")
-    assert len(doc.lines) < 200
+    with pytest.raises(InputError, match=r"bomb.yaml:7: invalid YAML: aliases expand this value by 5,380,820 or"):
+        load_yaml("\n".join(lines) + "\n", "bomb.yaml")
+
+
+def test_yaml_aliases_below_the_limit_load_and_recursion_is_refused():
+    """Shared values are fine (three copies of a two-item list); an anchor holding an alias to
+    itself is refused with its line."""
+    doc = load_yaml("a: &x [1, 2]\nb: *x\nc: [*x, *x]\n", "ok.yaml")
+    assert doc.data == {"a": [1, 2], "b": [1, 2], "c": [[1, 2], [1, 2]]}
+    with pytest.raises(InputError, match=r"r.yaml:2: invalid YAML: an alias refers to the anchor it is inside"):
+        load_yaml("a: 1\nb: &b [1, {c: *b}]\n", "r.yaml")

@@ -297,3 +297,24 @@ def test_every_bundled_style_mapping_converts(preset):
                 assert canonical_form(back) == canonical_form(cm), (network, layer.name, style)
                 converted += 1
     assert converted > 0
+
+
+def test_a_nest_without_loops_above_l1_is_one_step_of_the_whole_layer(tmp_path):
+    """An FC of K = C = 4 whose nest is the L1 entry alone (it was an IndexError, exit 70), or has
+    an L2 entry of factors 1: one step computing K x C = 16 MACs, the same result (every field
+    but wall time and provenance) as the .m file of TemporalMaps over the whole dimensions."""
+    alone = "problem: {name: fc, type: FC, K: 4, C: 4}\nmapping:\n  - {target: L1, type: temporal, factors: K=4 C=4}\n"
+    with_l2 = alone.replace("mapping:\n", "mapping:\n  - {target: L2, type: temporal, factors: K=1}\n")
+    m_file = ("Network fc {\n  Layer fc {\n    Type: FC\n    Dimensions { N: 1, K: 4, C: 4, R: 1, S: 1, Y: 1, X: 1 }\n"
+              "    Dataflow {\n      TemporalMap(4,4) K;\n      TemporalMap(4,4) C;\n    }\n  }\n}\n")
+    results = []
+    for name, text in (("alone.yaml", alone), ("with_l2.yaml", with_l2), ("fc.m", m_file)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        out = tmp_path / f"{name}.json"
+        done = CliRunner().invoke(main, ["simulate", "--hw", "eyeriss_like", "--mapping", str(tmp_path / name),
+                                         "--json", str(out), "--no-progress"])
+        assert done.exit_code == 0, done.output
+        row = json.loads(out.read_text())[0]
+        results.append({k: v for k, v in row.items() if k not in ("wall_seconds", "provenance")})
+    assert results[0]["macs"] == 16 and results[0]["steps"] == 1
+    assert results[0] == results[1] == results[2]

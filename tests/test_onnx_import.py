@@ -295,7 +295,7 @@ def test_import_onnx_command(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["import-onnx", str(path), "-o", str(out), "--batch", "2"])
     assert result.exit_code == 0, result.output
-    assert "wrote" in result.stdout and "Relu x5, MaxPool x1" in result.stderr
+    assert "wrote" in result.stderr and "Relu x5, MaxPool x1" in result.stderr
     net = load_network(out)
     assert net.macs == 2 * import_onnx(path).network.macs
     again = runner.invoke(main, ["import-onnx", str(path), "-o", str(out)])
@@ -323,3 +323,18 @@ def test_shipped_example_is_the_test_builders_model():
     saved; regenerate it with ``onnx_models.save(onnx_models.resnet_block(), path)``."""
     shipped = Path(__file__).resolve().parents[1] / "examples" / "resnet_block.onnx"
     assert onnx.load(str(shipped)).graph == models.resnet_block().graph
+
+
+def test_conv_transpose_is_trconv_or_refused(tmp_path):
+    """ConvTranspose of a 3-channel 8x8 input by a (3, 4, 3, 3) weight at stride 2: TRCONV with
+    K = 4 (the weight's second dimension), C = 3, Y = X = 8, R = S = 3: 4 x 3 x 8 x 8 x 3 x 3 = 6,912
+    MACs, output (8 - 1) x 2 + 3 = 17 rows and cols as ONNX infers. With padding it is refused
+    (skipping it would drop its MACs)."""
+    layer = import_onnx(_save(tmp_path, _single("ConvTranspose", [[1, 3, 8, 8], [3, 4, 3, 3]], [False, True],
+                                                strides=[2, 2]))).network.layers[0]
+    assert (layer.op.value, dict(layer.sizes), layer.stride_y, layer.macs) == (
+        "TRCONV", {"N": 1, "K": 4, "C": 3, "R": 3, "S": 3, "Y": 8, "X": 8}, 2, 6912)
+    padded = _save(tmp_path, _single("ConvTranspose", [[1, 3, 8, 8], [3, 4, 3, 3]], [False, True],
+                                     pads=[1, 1, 1, 1]), "padded")
+    with pytest.raises(InputError, match=r"node 'the_node' \(ConvTranspose\) has padding"):
+        import_onnx(padded)

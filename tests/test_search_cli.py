@@ -82,7 +82,7 @@ class _Interrupt:
     def __init__(self, after: int):
         self.after, self.seen = after, 0
 
-    def __call__(self, scored: int, best: float | None) -> None:
+    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
         self.seen += scored
         if self.seen >= self.after:
             raise KeyboardInterrupt
@@ -106,6 +106,47 @@ def test_resume_after_interrupt_scores_each_candidate_once(network, tmp_path, mo
     assert not final.duplicated(["layer", "model", "key"]).any()
     assert final[SAME].equals(stored(whole)[SAME])
     assert (broken / "best.m").read_text() == (whole / "best.m").read_text()
+
+
+def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path):
+    """A part file deleted from a finished search: --resume numbers its new parts after the
+    highest left (none is overwritten) and scores the deleted part's candidates again, so the
+    rows equal the whole run's; a part left empty (a crash, a full disk) is refused naming it."""
+    out = tmp_path / "out"
+    s = settings(network, budget=30)
+    run_search(s, out, InProcess())
+    whole = stored(out)
+    parts = sorted((out / "candidates.parquet").glob("part-*.parquet"))
+    assert len(parts) >= 3
+    lost = len(pd.read_parquet(parts[1]))
+    parts[1].unlink()
+    assert len(stored(out)) == len(whole) - lost
+    run_search(s, out, InProcess(), resume=True)
+    again = stored(out)
+    assert again[SAME].equals(whole[SAME])
+    assert len(list((out / "candidates.parquet").glob("part-*.parquet"))) == len(parts)
+    parts[0].write_bytes(b"")
+    with pytest.raises(Exception, match=r"part-000000.parquet: not a whole part of a search's candidates"):
+        run_search(s, out, InProcess(), resume=True)
+
+
+@pytest.mark.slow
+def test_sigterm_with_workers_is_one_error_line(network, tmp_path):
+    """SIGTERM to a search with two worker processes: exit status 143 and one ``error:`` line
+    (the workers are stopped, none prints a traceback). About 20 s."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "accelsim.cli", "search", *HW, "--network", str(network), "--budget", "400",
+            "--max-levels", "2", "--population", "10", "--workers", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "candidates.parquet").glob("part-*"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and [line for line in err.splitlines() if line.startswith("error:")] == [
+        f"error: stopped by SIGTERM: what was scored is saved in {out}; run the same command with --resume to "
+        "finish"], err
 
 
 @pytest.mark.slow
@@ -265,3 +306,38 @@ def test_search_without_a_terminal_writes_progress_lines(network, tmp_path, monk
     quiet = run(*HW, "--network", str(network), "--budget", "10", "--max-levels", "1", "--no-progress",
                 "--out", str(tmp_path / "q"))
     assert quiet.exit_code == 0 and "accelsim: search:" not in quiet.stderr
+
+
+# ----- what a user sees: the layer, the styles beaten, a heartbeat while nothing is scored -------
+
+
+def test_heartbeat_names_the_layer_and_beats_while_nothing_is_scored(capsys):
+    """A layer starts, 3 candidates are scored, then nothing: every line names the layer and the
+    count; the lines after the scoring say that nothing was scored meanwhile."""
+    from accelsim.cli import _SearchHeartbeat
+
+    beat = _SearchHeartbeat("latency", 0.05)
+    beat(0, None, "conv_a")
+    beat(3, 1234.0, "conv_a")
+    time.sleep(0.3)
+    beat.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("accelsim: search: layer conv_a: 3 candidates scored, best latency 1,234, ")
+               for line in lines)
+    assert "none in the last" not in lines[0] and all("none in the last" in line for line in lines[1:])
+
+
+def test_search_says_which_named_style_it_beat_and_reads_loop_nest_files(tmp_path):
+    """A loop-nest .yaml file is searched like a .m file; each layer's summary holds the named
+    styles' costs and the report names the best style and the search's gain over it."""
+    out = tmp_path / "s"
+    example = Path(__file__).resolve().parents[1] / "examples" / "timeloop_style.yaml"
+    result = run("--hw", "eyeriss_like", "--mapping", str(example), "--budget", "12", "--out",
+                 str(out))
+    assert result.exit_code == 0, result.output
+    (layer,) = json.loads((out / "summary.json").read_text())["layers"]
+    costs = {k: v for k, v in layer["styles"].items() if v is not None}
+    assert costs and layer["screen_best_cost"] <= min(costs.values())
+    best_style = min(costs, key=costs.get)
+    assert f"{layer['layer']}: best named style {best_style}, latency " in result.stdout

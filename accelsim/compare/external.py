@@ -9,7 +9,9 @@ and per tensor (``input``, ``filter``, ``output``) the columns ``<tensor> l1 rea
 buffering), so we multiply them by the word size. MAESTRO appends to an existing CSV on every
 run, so a layer that appears twice is refused rather than guessed. accelsim's own CSV (``simulate
 --csv``, recognised by its ``accelsim Version`` column) reads the same way, with its sizes
-already in bytes and only its ``complete`` rows taken.
+already in bytes and only its ``complete`` rows taken. A name written with a leading single quote
+before ``=``, ``+``, ``-`` or ``@`` (how accelsim's CSVs keep spreadsheets from running it) is
+read without the quote.
 
 SCALE-Sim's ``COMPUTE_REPORT.csv`` numbers layers 0, 1, ... in topology order
 (``LayerID``); we match them to the layers of the network in order. Our cycles include the
@@ -20,11 +22,13 @@ and stall cycles the rest.
 
 from __future__ import annotations
 
+from math import isfinite
 from pathlib import Path
 from typing import Sequence
 
 from accelsim.compare.metrics import Metrics
-from accelsim.input_files import read_csv_rows
+from accelsim.input_files import read_csv_rows, shown
+from accelsim.output_files import from_spreadsheet_safe
 from accelsim.errors import InputError
 
 MAESTRO_TENSOR = {"input": "input", "filter": "weight", "output": "output"}
@@ -45,8 +49,8 @@ def read_maestro_csv(path: str | Path, word_size_bytes: int) -> dict[str, Metric
     """Metrics per layer name, in file order, from a MAESTRO result CSV.
 
     Raises InputError (file and line) for a missing file, missing ``Layer Number`` or
-    ``Runtime (Cycles)`` columns, a row of the wrong length, a value that is not a number or a
-    layer named twice.
+    ``Runtime (Cycles)`` columns, a row of the wrong length, a value that is not a finite number
+    of at least 0 (``nan``, ``inf``, ``1e400``, ``-5``) or a layer named twice.
     """
     found: dict[str, Metrics] = {}
     for layer, metrics, line in read_maestro_rows(path, word_size_bytes):
@@ -76,14 +80,22 @@ def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str,
         index.setdefault(name, i)  # MAESTRO repeats "Compute Delay (Min)"; we read neither
     wanted = {**_MAESTRO_COLUMNS, **_MAESTRO_SIZES}
     ours = ACCELSIM_CSV_COLUMN in index  # accelsim's own CSV: sizes in bytes, a status per row
+    if ours and "Status" not in index:
+        raise InputError(f"an accelsim CSV (it has the column {ACCELSIM_CSV_COLUMN!r}) without the column "
+                         "'Status'; write it again with accelsim simulate --csv", source=source, line=header_line)
     found: list[tuple[str, Metrics, int]] = []
     for line, cells in rows[1:]:
-        if ours and cells[index["Status"]:index["Status"] + 1] != ["complete"]:
-            continue  # the total row, or the layer a run was stopped in
-        if len(cells) != len(header) and not ours:
+        if ours:  # our rows end where their last non-empty cell does (read_csv_rows drops the rest)
+            if len(cells) > len(header):
+                raise InputError(f"expected at most {len(header)} values (one per header column), got "
+                                 f"{len(cells)}", source=source, line=line)
+            cells = cells + [""] * (len(header) - len(cells))
+            if cells[index["Status"]] != "complete":
+                continue  # the total row, or the layer a run was stopped in
+        elif len(cells) != len(header):
             raise InputError(f"expected {len(header)} values (one per header column), got {len(cells)}",
                              source=source, line=line)
-        layer = cells[index["Layer Number"]]
+        layer = from_spreadsheet_safe(cells[index["Layer Number"]])
         metrics: Metrics = {}
         for column, metric in wanted.items():
             if column not in index:
@@ -92,8 +104,10 @@ def read_maestro_rows(path: str | Path, word_size_bytes: int) -> list[tuple[str,
             try:
                 value = float(cell)
             except ValueError:
-                raise InputError(f"column {column!r} of layer {layer!r}: expected a number, got {cell!r}",
-                                 source=source, line=line) from None
+                value = float("nan")
+            if not isfinite(value) or value < 0:
+                raise InputError(f"column {column!r} of layer {shown(layer)}: expected a number of at least 0, "
+                                 f"got {shown(cell)}", source=source, line=line)
             if column in _MAESTRO_SIZES and not ours:
                 value *= word_size_bytes
             metrics[metric] = int(value) if value.is_integer() else value

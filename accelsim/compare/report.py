@@ -8,7 +8,7 @@ from accelsim.compare.attribution import PARTS
 from accelsim.compare.metrics import COUNT_METRICS, CYCLE_TOLERANCE, METRICS, format_error, relative_error
 from accelsim.compare.ladder import RUNGS, Ladder
 from accelsim.compare.run import Comparison, LayerComparison
-from accelsim.text_table import table_lines
+from accelsim.text_table import printable, table_lines
 
 AGREEMENT = f"every count exact, cycles within {100 * CYCLE_TOLERANCE:g}%"
 
@@ -42,7 +42,7 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
             m = lc.sources[s]
             row += [_value(m[metric]), _error(ref, m[metric])] if metric in m else ["-", ""]
         rows.append(row)
-    lines = [f"{lc.layer} ({lc.op})"] + ["  " + line for line in table_lines(rows)]
+    lines = [f"{printable(lc.layer)} ({lc.op})"] + ["  " + line for line in table_lines(rows)]
     for s, found in lc.exceptions().items():
         verdict = "agrees" if not found else f"{len(found)} exception(s): " + ", ".join(found)
         lines.append(f"  {s}: {verdict}")
@@ -97,7 +97,7 @@ def format_comparison(comp: Comparison, detail: bool = True) -> str:
         failing = [(lc.layer, lc.exceptions()[s]) for lc in comp.layers if lc.exceptions()[s]]
         line = f"  {s}: {len(comp.layers) - len(failing)}/{len(comp.layers)} layers agree"
         if failing:
-            line += "; exceptions: " + "; ".join(f"{layer} ({', '.join(found)})" for layer, found in failing)
+            line += "; exceptions: " + "; ".join(f"{printable(layer)} ({', '.join(found)})" for layer, found in failing)
         lines.append(line)
     return "\n".join(lines)
 

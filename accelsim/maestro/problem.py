@@ -22,6 +22,12 @@ MAESTRO_TYPES = ("CONV", "DSCONV", "NGCONV", "GEMM", "TRCONV")
 #: dimensions; the transposed convolution's zero insertion is not modelled.
 TRCONV_AS_CONV = "trconv_as_conv"
 
+#: accelsim's own ``Type`` names (not MAESTRO's) for convolutions of a special shape: an FC is a
+#: CONV with R = S = Y = X = 1, a PWCONV one with R = S = 1. MAESTRO's CONV analysis applies to
+#: them; analysed under their own names, no output rows Y' and X' were derived, so every layer of
+#: these types came out with 0 MACs and 0 cycles.
+CONV_EXTENSIONS = ("FC", "PWCONV")
+
 
 def cdiv(a: int, b: int) -> int:
     """C++ ``a / b`` on integers: truncates toward zero."""
@@ -114,8 +120,9 @@ class MaestroProblem:
 
     @property
     def analysed_type(self) -> str:
-        """The type MAESTRO analyses (TRCONV becomes CONV)."""
-        return "CONV" if self.layer_type == "TRCONV" else self.layer_type
+        """The type MAESTRO analyses: TRCONV becomes CONV, and so do accelsim's own types that are
+        convolutions (:data:`CONV_EXTENSIONS`)."""
+        return "CONV" if self.layer_type == "TRCONV" or self.layer_type in CONV_EXTENSIONS else self.layer_type
 
     @property
     def has_batch(self) -> bool:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from accelsim.maestro.engine import TENSOR_NAMES, LevelResult
+from accelsim.output_files import spreadsheet_safe
 
 L1_ENERGY_MULTIPLIER = 1.68
 L2_ENERGY_MULTIPLIER = 18.61
@@ -50,6 +51,18 @@ def maestro_name(name: str) -> str:
     """The name MAESTRO prints for a layer or network (quirk ``layer_name_split``)."""
     pieces = [p for p in _SEPARATORS.split(name) if p]
     return pieces[-1] if pieces else name
+
+
+def maestro_cell(name: str) -> str:
+    """A name as MAESTRO prints it (:func:`maestro_name`: commas, blanks and the like already cut
+    away), made safe for a CSV cell: a formula lead quoted for spreadsheets
+    (:func:`~accelsim.output_files.spreadsheet_safe`), and a name MAESTRO's unquoted format
+    cannot hold (a quote, a newline or another control character) written as a quoted CSV field,
+    which our reader and every CSV reader read back whole."""
+    cell = spreadsheet_safe(maestro_name(name))
+    if '"' in cell or not cell.isprintable():
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
 
 
 def fmt(value: float) -> str:
@@ -166,7 +179,7 @@ def csv_rows(layers: list[CsvLayer]) -> list[str]:
         perf_per_energy = _divide(_divide(float(macs), float(runtime)), energy) * 1000000000
         ops_per_joule = _divide(float(macs), energy) * 1000000000
         cells = [
-            maestro_name(item.network), maestro_name(item.layer), str(item.num_pes), str(runtime), fmt(energy),
+            maestro_cell(item.network), maestro_cell(item.layer), str(item.num_pes), str(runtime), fmt(energy),
             fmt(throughput), fmt(perf_per_energy), fmt(cost.area), fmt(cost.power), str(top.peak_bw),
             fmt(top.avg_bw), str(top.peak_bw), str(item.vector_width), str(top.offchip_bw), str(l2_words),
             str(l1_words), fmt(_divide(float(top.l1_write["filter"]), float(top.l2_read["filter"]))),

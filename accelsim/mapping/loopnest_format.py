@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from accelsim.errors import InputError, MappingError
-from accelsim.input_files import YamlDocument, load_yaml, read_text
+from accelsim.input_files import YamlDocument, load_yaml, read_text, shown
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.compile import CompiledMapping, Level, LevelDirective, compile_mapping
 from accelsim.workload.operators import OpType, operator
@@ -61,6 +61,8 @@ TARGETS = ("DRAM", "L2", "L1")
 # Timeloop's names of a convolution's loop dimensions, accepted in factors and permutations.
 TIMELOOP_DIMS = {"M": "K", "P": "Y'", "Q": "X'"}
 EntryKind = Literal["temporal", "spatial"]
+# A factor written with more digits than this is refused (no layer has a dimension near 10^18).
+MAX_FACTOR_DIGITS = 18
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def _groups(nl: NestLayer) -> list[_Group]:
             fanout = entry.fanout if entry.fanout is not None else factor
             groups.append(_Group(pending if i == 0 else [], (dim, factor), fanout, entry))
         pending = []
-    if pending:
+    if pending or not groups:  # no loop above L1 at all: one level whose one tile is the whole layer
         groups.append(_Group(pending, None, 1, None))
     return groups
 
@@ -369,7 +371,11 @@ def parse_loopnest(text: str, path: str = "<string>") -> tuple[str, list[NestLay
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
         raise InputError(f"layer name {duplicate!r} is used twice", source=path)
-    return str(data.get("name", Path(path).stem)), layers
+    name = data.get("name", Path(path).stem)
+    if not isinstance(name, str):
+        raise InputError(f"field 'name': expected the network's name, got {shown(name)}", source=path,
+                         line=doc.line(("name",)))
+    return name, layers
 
 
 def _targets(value: Any, path: str, line: int | None) -> dict[str, str]:
@@ -382,7 +388,7 @@ def _targets(value: Any, path: str, line: int | None) -> dict[str, str]:
                          source=path, line=line)
     for own, ours in value.items():
         if not isinstance(ours, str) or ours.upper() not in names:
-            raise InputError(f"field 'targets': {own!r} maps to {ours!r}; expected DRAM, L2 or L1",
+            raise InputError(f"field 'targets': {shown(own)} maps to {shown(ours)}; expected DRAM, L2 or L1",
                              source=path, line=line)
         table[str(own).upper()] = names[ours.upper()]
     return table
@@ -412,21 +418,31 @@ def _problem(problem: Any, i: int, path: str, doc: YamlDocument, at: tuple[str |
         fields = {str(key): doc.line(at + (str(key),)) or 0 for key in problem}
         return layer_from_entry(problem, i, path, line, fields)
     instance = problem["instance"]
-    name = problem.get("name") or (problem.get("shape") or {}).get("name") or f"layer{i}"
+    shape = problem.get("shape")
+    name = problem.get("name") or (shape.get("name") if isinstance(shape, dict) else None) or f"layer{i}"
+    if not isinstance(name, (str, int)) or isinstance(name, bool):
+        raise InputError(f"layer {i}: field 'name': expected a layer name, got {shown(name)}", source=path,
+                         line=doc.line(at + ("name",)))
     keys = {"C", "M", "N", "P", "Q", "R", "S", "Hstride", "Wstride", "Hdilation", "Wdilation"}
     if not isinstance(instance, dict) or set(map(str, instance)) - keys:
         raise InputError(f"layer {i}: field 'instance': expected Timeloop's convolution instance "
                          f"({', '.join(sorted(keys))})", source=path, line=line)
     if instance.get("Hdilation", 1) != 1 or instance.get("Wdilation", 1) != 1:
         raise InputError(f"layer {i}: dilation is not modelled", source=path, line=line)
-    try:
-        sy, sx = int(instance.get("Hstride", 1)), int(instance.get("Wstride", 1))
-        r, s = int(instance.get("R", 1)), int(instance.get("S", 1))
-        sizes = {"N": int(instance.get("N", 1)), "K": int(instance["M"]), "C": int(instance["C"]), "R": r, "S": s,
-                 "Y": (int(instance["P"]) - 1) * sy + r, "X": (int(instance["Q"]) - 1) * sx + s}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"layer {i}: field 'instance': needs integer C, M, P and Q ({exc})", source=path,
-                         line=line) from None
+    defaults = {"N": 1, "R": 1, "S": 1, "Hstride": 1, "Wstride": 1}
+    values: dict[str, int] = {}
+    for key in ("C", "M", "N", "P", "Q", "R", "S", "Hstride", "Wstride"):
+        value = instance.get(key, defaults.get(key))
+        if value is None:
+            raise InputError(f"layer {i}: field 'instance': needs integer C, M, P and Q; {key} is missing",
+                             source=path, line=line)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(f"layer {i}: field 'instance': {key} is {shown(value)}; expected a positive integer",
+                             source=path, line=doc.line(at + ("instance", key)) or line)
+        values[key] = value
+    sy, sx, r, s = values["Hstride"], values["Wstride"], values["R"], values["S"]
+    sizes = {"N": values["N"], "K": values["M"], "C": values["C"], "R": r, "S": s,
+             "Y": (values["P"] - 1) * sy + r, "X": (values["Q"] - 1) * sx + s}
     return Layer.build(str(name), OpType.CONV2D, sizes, sy, sx, source=f"{path} layer {i} ({name})")
 
 
@@ -453,15 +469,16 @@ def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: 
     if unknown:
         raise fail(f"unknown field(s) {', '.join(unknown)}; expected target, type, factors, permutation, fanout",
                    unknown[0])
-    target = targets.get(str(raw.get("target", "")).upper())
+    given_target = raw.get("target")
+    target = targets.get(given_target.upper()) if isinstance(given_target, str) else None
     if target is None:
-        raise fail(f"field 'target': {raw.get('target')!r} is not DRAM, L2 or L1 (name your own levels in "
+        raise fail(f"field 'target': {shown(given_target)} is not DRAM, L2 or L1 (name your own levels in "
                    "'targets:')", "target")
     kind = raw.get("type")
     if kind == "bypass" or kind == "datatype":
         raise fail(f"type {kind}: not modelled (every tensor passes through L2 and L1)", "type")
     if kind not in ("temporal", "spatial"):
-        raise fail(f"field 'type': expected temporal or spatial, got {kind!r}", "type")
+        raise fail(f"field 'type': expected temporal or spatial, got {shown(kind)}", "type")
     if kind == "spatial" and target != "L2":
         raise fail(f"a spatial entry spreads an L2 tile over PEs or clusters; target {target} cannot", "type")
     factors = {d: 1 for d in dims}
@@ -470,22 +487,25 @@ def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: 
         words = given.split()
         pairs = [w.split("=", 1) for w in words]
         if any(len(p) != 2 for p in pairs):
-            raise fail(f"field 'factors': expected words D=F, got {given!r}", "factors")
+            raise fail(f"field 'factors': expected words D=F, got {shown(given)}", "factors")
     elif isinstance(given, dict):
         pairs = [[str(k), v] for k, v in given.items()]
     else:
-        raise fail(f"field 'factors': expected D=F words or a mapping, got {given!r}", "factors")
+        raise fail(f"field 'factors': expected D=F words or a mapping, got {shown(given)}", "factors")
     for raw_dim, value in pairs:
         dim = _dim_name(raw_dim, layer, dims)
         if dim is None:
-            raise fail(f"field 'factors': {raw_dim!r} is not a loop dimension of a {layer.op.value} layer "
+            raise fail(f"field 'factors': {shown(raw_dim)} is not a loop dimension of a {layer.op.value} layer "
                        f"({', '.join(dims)})", "factors")
-        try:
+        # a whole number only: 2.9 is refused, not truncated
+        if isinstance(value, str) and value.isdecimal() and len(value) <= MAX_FACTOR_DIGITS:
             factor = int(value)
-        except (TypeError, ValueError):
+        elif isinstance(value, int) and not isinstance(value, bool):
+            factor = value
+        else:
             factor = 0
-        if factor < 1 or isinstance(value, bool):
-            raise fail(f"field 'factors': {raw_dim}={value!r} is not a positive integer", "factors")
+        if factor < 1:
+            raise fail(f"field 'factors': {shown(raw_dim)}={shown(value)} is not a positive integer", "factors")
         factors[dim] = factor
     permutation = _permutation(raw.get("permutation"), layer, dims, fail)
     missing = [d for d in dims if factors[d] > 1 and d not in permutation]
@@ -496,7 +516,7 @@ def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: 
     if fanout is not None and (kind != "spatial" or not isinstance(fanout, int) or isinstance(fanout, bool)
                                or fanout < prod(factors.values())):
         raise fail(f"field 'fanout': a spatial entry's sub-units, at least the product of its factors; got "
-                   f"{fanout!r}", "fanout")
+                   f"{shown(fanout)}", "fanout")
     return NestEntry(target, kind, factors, order, fanout, line)
 
 
@@ -504,16 +524,16 @@ def _permutation(raw: Any, layer: Layer, dims: Sequence[str], fail: Any) -> tupl
     if raw is None:
         return ()
     if isinstance(raw, list):
-        words = [str(w) for w in raw]
+        words = list(raw)
     elif isinstance(raw, str):
         words = raw.split() if " " in raw.strip() or "'" in raw else list(raw.strip())
     else:
-        raise fail(f"field 'permutation': expected dimension names, got {raw!r}", "permutation")
+        raise fail(f"field 'permutation': expected dimension names, got {shown(raw)}", "permutation")
     out = []
     for w in words:
-        dim = _dim_name(w, layer, dims)
+        dim = _dim_name(w, layer, dims) if isinstance(w, str) else None
         if dim is None:
-            raise fail(f"field 'permutation': {w!r} is not a loop dimension of a {layer.op.value} layer "
+            raise fail(f"field 'permutation': {shown(w)} is not a loop dimension of a {layer.op.value} layer "
                        f"({', '.join(dims)})", "permutation")
         if dim in out:
             raise fail(f"field 'permutation': {w} appears twice", "permutation")

@@ -9,8 +9,11 @@ terminates them); a Dask cluster is reached by its scheduler address or a
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -19,6 +22,8 @@ from accelsim.mapping.ast import Directive
 from accelsim.search.models import ModelTask, Screened, screen_batch
 
 Batch = Sequence[Sequence[Directive]]
+# the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
+SCHEMES = ("tcp", "tls", "ws", "wss", "inproc")
 
 
 class Executor(Protocol):
@@ -47,9 +52,27 @@ class InProcess:
         pass
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers)."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the process that started it dies (Linux; elsewhere
+    nothing), and exit at once if that has already happened."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _worker_start(parent: int) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers), and the
+    worker dies with the parent (killed, it cannot terminate them)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
 
 
 class LocalProcesses:
@@ -60,7 +83,8 @@ class LocalProcesses:
         if workers < 1:
             raise InputError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
-        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_start,
+                                                               initargs=(os.getpid(),))
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
         return self._pool.starmap(screen_batch, [(task, batch) for batch in batches], chunksize=1)
@@ -75,6 +99,12 @@ class DaskExecutor:
     ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected."""
 
     def __init__(self, scheduler: Any):
+        if isinstance(scheduler, str):
+            scheme = scheduler.split("://", 1)[0] if "://" in scheduler else "tcp"
+            if scheme not in SCHEMES:
+                raise InputError(f"--scheduler {scheduler}: the protocol {scheme}:// is not one accelsim connects "
+                                 f"with; give an address such as tcp://HOST:PORT (protocols: "
+                                 f"{', '.join(SCHEMES)})")
         try:
             import distributed
         except ImportError:
@@ -85,8 +115,8 @@ class DaskExecutor:
         else:
             try:
                 self._client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - whatever connecting raises, the address is the user's
+                raise InputError(f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}") from None
             self._owned = True
         self.workers = max(1, sum(self._client.nthreads().values()))
 

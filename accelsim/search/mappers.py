@@ -17,12 +17,14 @@ Exhaustive (dMazeRunner, Sec. 4.2): every genome of the space, except that loop 
 told apart among the loops that iterate (a dimension whose tile equals its parent's makes no
 loop), and pruned before any model runs: tiles that do not fit L1 or L2, reductions without a
 reduction network, and a PE utilization below ``min_utilization`` (the share of PEs a full step
-keeps busy).
+keeps busy). With ``unique_reuse``, each level's loop orders are further cut to one per distinct
+operand reuse (dMazeRunner's Table 2, :mod:`accelsim.search.reuse`).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -35,6 +37,7 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.search.candidates import Candidate
 from accelsim.search.genome import Gene, Genome
 from accelsim.search.legality import check_candidate
+from accelsim.search.reuse import tensor_dims, unique_reuse_orders
 from accelsim.search.space import SearchSpace
 
 
@@ -243,9 +246,14 @@ def spatial_utilization(cm: CompiledMapping) -> float:
 @dataclass
 class Coverage:
     """How much of the space the exhaustive search saw: genomes enumerated, pruned (by buffer
-    fit and reductions, by utilization) and proposed; ``complete`` once the space is exhausted."""
+    fit and reductions, by utilization) and proposed; ``complete`` once the space is exhausted.
+    ``orders_enumerated``: level loop orders the enumeration met (every order of the loops that
+    iterate, summed over the levels it built); ``orders_kept``: those it went on with (all of them
+    without unique-reuse pruning)."""
 
     enumerated: int = 0
+    orders_enumerated: int = 0
+    orders_kept: int = 0
     pruned_illegal: int = 0
     pruned_utilization: int = 0
     proposed: int = 0
@@ -258,12 +266,14 @@ class ExhaustiveMapper:
 
     name = "exhaustive"
 
-    def __init__(self, space: SearchSpace, hw: HardwareSpec, min_utilization: float = 0.5, batch: int = 256):
+    def __init__(self, space: SearchSpace, hw: HardwareSpec, min_utilization: float = 0.5, batch: int = 256,
+                 unique_reuse: bool = False):
         if not 0 <= min_utilization <= 1:
             raise ValueError(f"min_utilization must lie in 0..1, got {min_utilization}")
         self.space, self.hw, self.min_utilization, self.batch = space, hw, min_utilization, batch
+        self.unique_reuse = unique_reuse
         self.coverage = Coverage()
-        self._genomes = enumerate_space(space)
+        self._genomes = enumerate_space(space, unique_reuse, self.coverage)
 
     def ask(self) -> list[Candidate]:
         out: list[Candidate] = []
@@ -290,15 +300,34 @@ class ExhaustiveMapper:
         pass
 
     def info(self) -> dict[str, Any]:
-        return {"mapper": self.name, "min_utilization": self.min_utilization, **asdict(self.coverage)}
+        return {"mapper": self.name, "min_utilization": self.min_utilization, "unique_reuse": self.unique_reuse,
+                **asdict(self.coverage)}
 
 
-def enumerate_space(space: SearchSpace) -> Iterator[Genome]:
-    """Every genome of the space, loop orders told apart only among dimensions that loop."""
-    dims = space.layer.loop_nest().dims
+def enumerate_space(space: SearchSpace, unique_reuse: bool = False,
+                    coverage: Coverage | None = None) -> Iterator[Genome]:
+    """Every genome of the space, loop orders told apart only among dimensions that loop (with
+    ``unique_reuse``: only one order per distinct operand reuse); ``coverage`` counts the orders."""
+    nest = space.layer.loop_nest()
+    orders = _Orders(tensor_dims(nest) if unique_reuse else None, coverage if coverage is not None else Coverage())
     for count in range(space.min_levels, space.max_levels + 1):
         for clusters in _cluster_chains(space, count - 1, space.num_pes):
-            yield from (Genome(levels, clusters) for levels in _levels(space, count, dict(dims)))
+            yield from (Genome(levels, clusters) for levels in _levels(space, count, dict(nest.dims), orders))
+
+
+@dataclass
+class _Orders:
+    """The loop orders a level of the enumeration tries: all, or one per distinct reuse."""
+
+    depends: dict[str, frozenset[str]] | None
+    coverage: Coverage
+
+    def __call__(self, looping: list[str]) -> Iterator[tuple[str, ...]]:
+        every = math.factorial(len(looping))
+        kept = unique_reuse_orders(looping, self.depends) if self.depends is not None else None
+        self.coverage.orders_enumerated += every
+        self.coverage.orders_kept += every if kept is None else len(kept)
+        return iter(kept) if kept is not None else itertools.permutations(looping)
 
 
 def _cluster_chains(space: SearchSpace, n: int, outer: int) -> Iterator[tuple[int, ...]]:
@@ -310,7 +339,8 @@ def _cluster_chains(space: SearchSpace, n: int, outer: int) -> Iterator[tuple[in
             yield (c, *rest)
 
 
-def _levels(space: SearchSpace, count: int, parent: dict[str, int]) -> Iterator[tuple[tuple[Gene, ...], ...]]:
+def _levels(space: SearchSpace, count: int, parent: dict[str, int],
+            orders: _Orders) -> Iterator[tuple[tuple[Gene, ...], ...]]:
     if count == 0:
         yield ()
         return
@@ -322,7 +352,7 @@ def _levels(space: SearchSpace, count: int, parent: dict[str, int]) -> Iterator[
             looping = [d for d in others if tile[d] < parent[d]]
             inert = [d for d in others if tile[d] == parent[d]]
             inner_parent = {**parent, **tile}
-            for order in itertools.permutations(looping):
+            for order in orders(looping):
                 genes = tuple(Gene(d, tile[d]) for d in (first, *order, *inert))
-                for rest in _levels(space, count - 1, inner_parent):
+                for rest in _levels(space, count - 1, inner_parent, orders):
                     yield (genes, *rest)

@@ -9,13 +9,16 @@
 ``DIR/convergence.png``  best cost so far against candidates scored, per layer
 
 Part files are written to a hidden name and renamed, so an interrupted search leaves only
-whole parts behind.
+whole parts behind; new parts are numbered after the highest there, so a resumed search never
+overwrites one (the candidates of a part that was deleted are scored again). A part that cannot
+be read (a crash of the machine or a full disk can leave one) is refused, naming it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
@@ -28,6 +31,7 @@ from accelsim.mapping.maestro_format import write_maestro
 from accelsim.search.evaluate import COLUMNS, INT_COLUMNS
 
 SETTINGS = "search.json"
+_PART = re.compile(r"part-(\d+)\.parquet")
 CANDIDATES = "candidates.parquet"
 STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)
 _TEXT = {"layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status", "reason",
@@ -65,6 +69,9 @@ class SearchDir:
                 before = json.loads(saved.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise InputError(f"{saved}: cannot read the saved settings: {exc}") from None
+            if not isinstance(before, dict):
+                raise InputError(f"{saved}: expected the settings a search saved (a JSON object), got "
+                                 f"{type(before).__name__}; is this a search's directory?")
             changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
             if changed:
                 detail = ", ".join(f"{k}: {before.get(k)!r} then, {settings.get(k)!r} now" for k in changed)
@@ -80,7 +87,7 @@ class SearchDir:
             self._lock = _lock(path)
             _write_text(saved, json.dumps(settings, indent=2))
         (path / CANDIDATES).mkdir(exist_ok=True)
-        self._parts = len(list((path / CANDIDATES).glob("part-*.parquet")))
+        self._parts = max(_part_files(path / CANDIDATES), default=-1) + 1  # the next part's number
 
     def __enter__(self) -> Self:
         return self
@@ -94,9 +101,22 @@ class SearchDir:
 
     def stored(self) -> pd.DataFrame:
         """Every row saved so far (empty, with the stored columns, when none)."""
-        if self._parts == 0:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        files = _part_files(self.path / CANDIDATES)
+        parts = [files[n] for n in sorted(files)]
+        if not parts:
             return pd.DataFrame(columns=list(STORED_COLUMNS))
-        return pd.read_parquet(self.path / CANDIDATES, schema=_schema())
+        tables = []
+        for part in parts:
+            try:
+                tables.append(pq.read_table(part, schema=_schema()))
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise InputError(f"{part}: not a whole part of a search's candidates ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); a crash or a full disk can leave one: remove it and --resume "
+                                 "again (its candidates are scored again)") from None
+        return pa.concat_tables(tables).to_pandas()
 
     def append(self, frame: pd.DataFrame) -> None:
         """Save rows as one more part file."""
@@ -155,6 +175,11 @@ class SearchDir:
         plt.close(fig)
         os.replace(hidden, path)
         return path
+
+
+def _part_files(directory: Path) -> dict[int, Path]:
+    """The part files in ``directory`` by number (``part-000012.parquet``: 12)."""
+    return {int(m.group(1)): p for p in directory.iterdir() if (m := _PART.fullmatch(p.name))}
 
 
 def _lock(path: Path) -> Any:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from accelsim.errors import InputError
-from accelsim.input_files import read_text
+from accelsim.input_files import read_text, shown
 from accelsim.results import STALL_CAUSES
 from accelsim.trace.events import BANDWIDTH_KINDS, BUFFERS, STALL_PREFIX
 from accelsim.trace.run import META_FILE
@@ -79,20 +80,60 @@ class _Binned:
 def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None) -> tuple[dict, _Binned]:
     """Read a layer's meta, events and counters into time bins over ``window`` (first, last
     cycle; default the whole run)."""
-    meta_path = layer_dir / META_FILE
-    try:
-        meta = json.loads(read_text(meta_path, "trace meta file"))
-        if meta.get("status", "complete") != "complete":
-            raise InputError("the trace of this layer is incomplete (its run was stopped); trace it again",
-                             source=str(meta_path))
-        cycles = max(1, int(meta["cycles"]))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"not a meta.json written by accelsim --trace ({type(exc).__name__}: {exc})",
-                         source=str(meta_path)) from None
+    meta = _read_meta(layer_dir / META_FILE)
+    cycles = max(1, meta["cycles"])
     first, last = window if window is not None else (0, cycles)
     if not 0 <= first < last <= cycles:
         raise InputError(f"--window {first}:{last}: expected 0 <= first < last <= {cycles} (the layer's cycles)")
-    binned = _Binned(first, last, min(bins, last - first))
+    try:
+        return meta, _bin_tables(layer_dir, meta, _Binned(first, last, min(bins, last - first)), cycles)
+    except (ValueError, KeyError, TypeError, OSError) as exc:  # pyarrow's errors are ValueErrors
+        raise InputError(f"cannot read the trace's events or counters ({type(exc).__name__}: {str(exc)[:200]}); "
+                         "trace the layer again", source=str(layer_dir)) from None
+
+
+# what plotting reads from meta.json: (field, kind)
+_META_FIELDS: tuple[tuple[str, type], ...] = (("cycles", int), ("num_pes", int), ("macs_per_pe_per_cycle", int), ("layer", str), ("hw", str),
+                ("mode", str), ("bandwidth_words_per_cycle", dict), ("buffers", dict), ("result", dict))
+MAX_TRACE_CYCLES = 2**53  # counts are exact below this (see README, Exact counts)
+
+
+def _read_meta(meta_path: Path) -> dict:
+    """A layer's meta.json, checked for what the figures read; InputError naming the field."""
+    try:
+        meta = json.loads(read_text(meta_path, "trace meta file"))
+    except ValueError as exc:
+        raise InputError(f"not a meta.json written by accelsim --trace (not JSON: {exc})",
+                         source=str(meta_path)) from None
+    if not isinstance(meta, dict):
+        raise InputError("not a meta.json written by accelsim --trace (expected a JSON object)", source=str(meta_path))
+    if meta.get("status", "complete") != "complete":
+        raise InputError("the trace of this layer is incomplete (its run was stopped); trace it again",
+                         source=str(meta_path))
+    for name, kind in _META_FIELDS:
+        value = meta.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise InputError(f"field {name!r}: expected {'an integer' if kind is int else 'a ' + kind.__name__}, "
+                             f"got {shown(value)} (not a meta.json written by accelsim --trace?)",
+                             source=str(meta_path))
+        if isinstance(value, int) and not 0 <= value <= MAX_TRACE_CYCLES:
+            raise InputError(f"field {name!r}: {value} is outside 0..2^53", source=str(meta_path))
+    nested = {"bandwidth_words_per_cycle": NETWORKS, "buffers": BUFFERS,
+              "result": ("macs", "compute_busy_cycles"), "result.stall_cycles": STALL_CAUSES}
+    for where, keys in nested.items():
+        table: Any = meta
+        for part in where.split("."):
+            table = table.get(part) if isinstance(table, dict) else None
+        for key in keys:
+            value = table.get(key) if isinstance(table, dict) else None
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_TRACE_CYCLES:
+                raise InputError(f"field '{where}.{key}': expected a number of 0 to 2^53, got {shown(value)}",
+                                 source=str(meta_path))
+    return meta
+
+
+def _bin_tables(layer_dir: Path, meta: dict, binned: _Binned, cycles: int) -> _Binned:
+    """The events and counters of a layer binned (see :func:`bin_trace`)."""
     for chunk in read_table(layer_dir, "events"):
         comp = np.array(chunk["component"], dtype=object)
         kind = np.array(chunk["kind"], dtype=object)
@@ -124,7 +165,7 @@ def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None)
             latest[name] = (int(t[-1]), int(v[-1]))
     for name, (cycle, value) in latest.items():
         binned.add(name, np.array([cycle]), np.array([cycles]), np.array([float(value * (cycles - cycle))]))
-    return meta, binned
+    return binned
 
 
 def _pyplot():

@@ -97,24 +97,54 @@ def read_table(directory: Path, name: str) -> Iterator[dict[str, list]]:
             import pyarrow.parquet as pq
         except ImportError:
             raise InputError(f"{pq_path}: reading Parquet needs pyarrow (pip install 'accelsim[parquet]')") from None
-        for batch in pq.ParquetFile(str(pq_path)).iter_batches(batch_size=ROWS_PER_GROUP):
-            yield batch.to_pydict()
+        try:
+            batches = pq.ParquetFile(str(pq_path)).iter_batches(batch_size=ROWS_PER_GROUP)
+            for batch in batches:
+                yield batch.to_pydict()
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InputError(f"{pq_path}: not a readable Parquet file ({str(exc)[:200]}); trace the layer "
+                             "again") from None
         return
     if not csv_path.exists():
         raise InputError(f"{directory}: no {name}.parquet or {name}.csv; trace with --trace-format parquet or csv")
     with open(csv_path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
-        header = next(reader)
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{csv_path}: empty file; expected a header line and one row per "
+                             f"{'event' if name == 'events' else 'sample'}")
         chunk: list[list[str]] = []
         for row in reader:
+            if len(row) != len(header):
+                raise InputError(f"{csv_path}:{reader.line_num}: expected {len(header)} values, got {len(row)}")
             chunk.append(row)
             if len(chunk) >= ROWS_PER_GROUP:
-                yield _columns(header, chunk)
+                yield _columns(header, chunk, csv_path, reader.line_num - len(chunk))
                 chunk = []
         if chunk:
-            yield _columns(header, chunk)
+            yield _columns(header, chunk, csv_path, reader.line_num - len(chunk))
 
 
-def _columns(header: list[str], rows: list[list[str]]) -> dict[str, list]:
+def _columns(header: list[str], rows: list[list[str]], path: Path, before: int) -> dict[str, list]:
+    """The rows (lines ``before + 1`` on of ``path``) as columns, integer columns as ints."""
     cols = list(zip(*rows))
-    return {h: list(c) if h in _TEXT else [int(v) for v in c] for h, c in zip(header, cols)}
+    out: dict[str, list] = {}
+    for h, c in zip(header, cols):
+        if h in _TEXT:
+            out[h] = list(c)
+            continue
+        try:
+            out[h] = [int(v) for v in c]
+        except ValueError:
+            bad = next(i for i, v in enumerate(c) if not _is_int(v))
+            raise InputError(f"{path}:{before + bad + 1}: column {h!r}: expected an integer, got "
+                             f"{c[bad][:40]!r}") from None
+    return out
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

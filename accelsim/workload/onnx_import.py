@@ -38,8 +38,14 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from accelsim.errors import InputError
+from accelsim.input_files import check_regular_file
 from accelsim.workload.ops import Layer, Network, OpType
 
+# Standard operators that multiply and accumulate but that the importer does not translate:
+# refused, as skipping them would drop their MACs from the network.
+MAC_OPERATORS = frozenset({"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "Einsum", "LSTM", "GRU",
+                           "RNN", "DeformConv"})
+MAX_BATCH = 2**53  # larger batch sizes could not be counted exactly (README, Exact counts)
 ONNX_INSTALL_HINT = "reading ONNX models needs the onnx package: pip install 'accelsim[onnx]'"
 
 
@@ -81,14 +87,14 @@ def import_onnx(path: str | os.PathLike[str], batch: int | None = None, strict: 
     """
     onnx = _onnx()
     label = str(path)
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise InputError(f"batch size must be a positive integer, got {batch!r}", source=label)
-    if not Path(path).is_file():
-        raise InputError("ONNX model file not found", source=label)
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH):
+        raise InputError(f"batch size must be an integer from 1 to {MAX_BATCH:,}, got {batch!r}", source=label)
+    check_regular_file(path, "ONNX model file")
     try:
         model = onnx.load(os.fspath(path), load_external_data=False)
     except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX file
         raise InputError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", source=label) from None
+    _check_opset(model, onnx, label)
     graph = model.graph
     if not graph.node:
         raise InputError("the model's graph has no nodes", source=label)
@@ -98,6 +104,17 @@ def import_onnx(path: str | os.PathLike[str], batch: int | None = None, strict: 
     except Exception as exc:
         raise InputError(f"ONNX shape inference failed: {str(exc).strip().splitlines()[-1]}", source=label) from None
     return _Importer(inferred.graph, label).run(used_batch, strict)
+
+
+def _check_opset(model: Any, onnx: Any, label: str) -> None:
+    """Refuse a model of a newer standard operator set than the installed onnx package knows:
+    its shape inference would apply the wrong operators' rules."""
+    known = onnx.defs.onnx_opset_version()
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx") and opset.version > known:
+            raise InputError(f"the model uses ONNX opset {opset.version}; the installed onnx package "
+                             f"{onnx.__version__} knows opsets up to {known} (upgrade onnx, or export the model "
+                             f"with opset {known} or older)", source=label)
 
 
 def _fix_inputs(graph: Any, batch: int | None, label: str) -> int:
@@ -156,7 +173,8 @@ class _Importer:
         skipped: dict[str, list[str]] = {}
         taken: set[str] = set()
         handlers: dict[str, Callable[[Any, str], Layer | str]] = {
-            "Conv": self._conv, "Gemm": self._gemm, "MatMul": self._matmul, "Add": self._add,
+            "Conv": self._conv, "ConvTranspose": self._conv_transpose, "Gemm": self._gemm, "MatMul": self._matmul,
+            "Add": self._add,
         }
         for node in self.nodes:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
@@ -165,6 +183,9 @@ class _Importer:
                 self._check_reshape(node)
             name = self._layer_name(node, taken)
             handler = handlers.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+            if handler is None and node.domain in ("", "ai.onnx") and node.op_type in MAC_OPERATORS:
+                raise self._refuse(node, name, "multiply-accumulates accelsim does not import (skipping the node "
+                                               "would drop them; write it as Conv, ConvTranspose, Gemm or MatMul)")
             outcome = handler(node, name) if handler else _kind(node)
             if isinstance(outcome, str):
                 skipped.setdefault(outcome, []).append(name)
@@ -227,8 +248,14 @@ class _Importer:
             )
 
     # ----- operators --------------------------------------------------------------------
+    def _operands(self, node: Any, name: str, what: str) -> None:
+        """Refuse a node with fewer inputs than its operator needs (``what`` names them)."""
+        if len(node.input) < 2 or not node.input[0] or not node.input[1]:
+            raise self._refuse(node, name, f"{len(node.input)} input(s); it needs {what}")
+
     def _conv(self, node: Any, name: str) -> Layer | str:
         attrs = _attributes(node)
+        self._operands(node, name, "an input and a weight")
         x = self._shape(node, node.input[0], "input")
         w = self._shape(node, node.input[1], "weight")
         if len(x) != 4 or len(w) != 4:
@@ -261,6 +288,36 @@ class _Importer:
         self._check_output(node, layer, (n, k, layer.out_y, layer.out_x))
         return layer
 
+    def _conv_transpose(self, node: Any, name: str) -> Layer | str:
+        """ConvTranspose as MAESTRO's TRCONV: each input pixel scatters its R x S filter at the
+        stride, output (Y - 1) * stride + R. Only the plain case maps onto it: one group, no
+        dilation, padding or output padding (anything else is refused, as skipping it would drop
+        its MACs)."""
+        attrs = _attributes(node)
+        self._operands(node, name, "an input and a weight")
+        x = self._shape(node, node.input[0], "input")
+        w = self._shape(node, node.input[1], "weight")
+        if len(x) != 4 or len(w) != 4:
+            raise self._refuse(node, name, f"a {len(x) - 2}-D transposed convolution (only 2-D ones are modelled)")
+        n, c, h, wd = x
+        c_w, k, r, s = w  # ONNX: weight is (C, K / group, R, S)
+        unsupported = {"group": int(attrs.get("group", 1)) != 1,
+                       "dilation": any(d != 1 for d in attrs.get("dilations", [1, 1])),
+                       "padding": any(attrs.get("pads", [0, 0, 0, 0])) or attrs.get("auto_pad", b"NOTSET") not in (
+                           b"NOTSET", "NOTSET", b"VALID", "VALID"),
+                       "output padding": any(attrs.get("output_padding", [0, 0])),
+                       "an explicit output shape": "output_shape" in attrs}
+        refused = [what for what, present in unsupported.items() if present]
+        if refused or c_w != c:
+            raise self._refuse(node, name, f"{', '.join(refused) or 'a weight of other channels'} (a transposed "
+                                           "convolution is imported as TRCONV only with one group and no dilation "
+                                           "or padding)")
+        strides = list(attrs.get("strides", [1, 1]))
+        layer = self._build(node, name, OpType.TRCONV, {"N": n, "K": k, "C": c, "R": r, "S": s, "Y": h, "X": wd},
+                            strides[0], strides[1])
+        self._check_output(node, layer, (n, k, (h - 1) * strides[0] + r, (wd - 1) * strides[1] + s))
+        return layer
+
     def _conv_padding(self, node: Any, attrs: dict[str, Any], size: tuple[int, int], kernel: tuple[int, int],
                       strides: Sequence[int]) -> tuple[int, int]:
         """Total padding (both sides) along rows and columns."""
@@ -286,6 +343,7 @@ class _Importer:
 
     def _gemm(self, node: Any, name: str) -> Layer | str:
         attrs = _attributes(node)
+        self._operands(node, name, "operands A and B")
         a = self._shape(node, node.input[0], "operand A")
         b = self._shape(node, node.input[1], "operand B")
         if len(a) != 2 or len(b) != 2:
@@ -300,6 +358,7 @@ class _Importer:
         """numpy's matmul: a 1-D operand is a row (A) or column (B) vector; a 2-D B is shared by
         every row of A, so A's leading dimensions are rows; batch dimensions of both operands
         pair up one to one (a BMM)."""
+        self._operands(node, name, "operands A and B")
         a = self._shape(node, node.input[0], "operand A")
         b = self._shape(node, node.input[1], "operand B")
         if not a or not b:

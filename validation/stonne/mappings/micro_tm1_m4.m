@@ -1,0 +1,13 @@
+// STONNE case micro_tm1_m4: ./stonne -DenseGEMM -layer_name=micro_tm1_m4 -M=4 -N=1 -K=8 -T_M=1 -T_N=1 -T_K=8 -num_ms=64 -dn_bw=64 -rn_bw=64 -accumulation_buffer=1 -print_stats=1
+Network stonne_micro_tm1_m4 {
+Layer micro_tm1_m4 {
+Type: GEMM
+Dimensions { M: 4, N: 1, K: 8 }
+Dataflow {
+  TemporalMap(1,1) N;
+  TemporalMap(1,1) M;
+  Cluster(64, P);
+  SpatialMap(1,1) K;
+}
+}
+}

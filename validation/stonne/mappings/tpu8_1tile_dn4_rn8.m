@@ -1,0 +1,14 @@
+// STONNE case tpu8_1tile_dn4_rn8: ./stonne -DenseGEMM -layer_name=tpu8_1tile_dn4_rn8 -M=8 -N=8 -K=16 -T_M=8 -T_N=8 -T_K=1 -ms_rows=8 -ms_cols=8 -dn_bw=4 -rn_bw=8 -accumulation_buffer=1 -rn_type=TEMPORALRN -mn_type=OS_MESH -mem_ctrl=TPU_OS_DENSE -print_stats=1
+Network stonne_tpu8_1tile_dn4_rn8 {
+Layer tpu8_1tile_dn4_rn8 {
+Type: GEMM
+Dimensions { M: 8, N: 8, K: 16 }
+Dataflow {
+  TemporalMap(8,8) M;
+  SpatialMap(1,1) N;
+  TemporalMap(16,16) K;
+  Cluster(8, P);
+  SpatialMap(1,1) M;
+}
+}
+}
