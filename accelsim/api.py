@@ -21,7 +21,7 @@ from accelsim.mapping.jobs import (Job, OverflowWarning, fits, jobs_from_maestro
 from accelsim.model_options import check_mode
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import ProgressHook, SimOptions
-from accelsim.sim.network import RunObserver, run_jobs
+from accelsim.sim.network import Repeats, RunObserver, run_jobs
 
 __all__ = ["Job", "OverflowWarning", "RunObserver", "analyze_jobs", "jobs_from_maestro", "jobs_from_mapping_file",
            "jobs_from_network", "prepare",
@@ -33,7 +33,7 @@ def analyze_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                  check: Callable[[CompiledMapping], None] | None = None) -> NetworkResult:
     """Estimate every job with the analytical model (:mod:`accelsim.analytical`); all jobs
     are compiled and checked (``check``, e.g. a memory budget) first, ``observer`` hears each
-    layer start and end (see :func:`run_jobs`)."""
+    layer start and end (see :func:`run_jobs`); repeated layers are estimated once."""
     from accelsim.analytical import analyze_layer
 
     checked = check_mode(mode)
@@ -43,9 +43,10 @@ def analyze_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
             check(cm)
     watch = observer or RunObserver()
     results = []
+    repeats = Repeats()
     for index, cm in enumerate(compiled):
         watch.layer_started(index, cm)
-        result = analyze_layer(cm, hw, checked)
+        result = repeats.result(jobs[index], cm, lambda c: analyze_layer(c, hw, checked))
         result.overflowed = allow_overflow and not fits(cm, hw)
         results.append(result)
         watch.layer_finished(index, result)

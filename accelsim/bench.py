@@ -13,7 +13,11 @@ what the run itself cost.
 - ``marvel15-layer``: every marvel15 layer under each of the five styles on ``eyeriss_like``,
   one at a time: the median and the slowest;
 - ``vgg16-maeri``: VGG-16 on ``flash_edge`` (``maeri_like`` style), the README's example;
-- ``wide-array``: a GEMM spread over 8 PEs of a 10^6-PE array.
+- ``wide-array``: a GEMM spread over 8 PEs of a 10^6-PE array;
+- ``many-layers``: ``accelsim simulate`` with ``--json`` and ``--csv`` on MAESTRO files of
+  500, 1,000 and 5,000 tiny identical layers generated at run time (the command as a user runs
+  it, start-up included; CPU time of each command, wall time beside it): its cost must grow
+  linearly with the number of layers.
 
 ``--quick`` runs smaller versions (a CI smoke test). ``--against-scalesim`` (needs the
 ``scalesim`` extra) runs SCALE-Sim 3.0.0 and accelsim on the same AlexNet layer and the same
@@ -25,6 +29,7 @@ from __future__ import annotations
 import multiprocessing
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +56,8 @@ class Figures:
     events: int = 0
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
-    layer_seconds: list[float] = field(default_factory=list)  # CPU seconds of each layer
+    layer_seconds: list[float] = field(default_factory=list)  # CPU seconds of each layer (many-layers: wall)
+    network_seconds: dict[int, float] = field(default_factory=dict)  # many-layers: layers -> CPU seconds
     peak_rss_mb: float = 0.0
 
 
@@ -137,6 +143,52 @@ def _wide(quick: bool) -> Figures:
     return _simulate([wide_array_job()], "eyeriss_like", [f"pe_array.count={WIDE_ARRAY_PES}"])
 
 
+MANY_LAYERS = (500, 1000, 5000)
+MANY_LAYERS_QUICK = (50, 100, 500)
+
+
+def tiny_layers_file(path: str, layers: int) -> None:
+    """Write a MAESTRO file of ``layers`` identical tiny convolutions (K=C=4, 4x4, 1x1 filter)."""
+    layer = ("    Type: CONV\n    Stride { X: 1, Y: 1 }\n    Dimensions { K: 4, C: 4, R: 1, S: 1, Y: 4, X: 4 }\n"
+             "    Dataflow {\n      SpatialMap(1,1) K;\n      TemporalMap(4,4) C;\n      TemporalMap(1,1) Y;\n"
+             "      TemporalMap(1,1) X;\n    }\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("Network tiny {\n" + "".join(f"  Layer l{i} {{\n{layer}  }}\n" for i in range(layers)) + "}\n")
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _many_layers(quick: bool) -> Figures:
+    """``accelsim simulate --json --csv`` on files of tiny identical layers, each in its own
+    process: CPU seconds (``network_seconds``) and wall seconds by layer count."""
+    figures = Figures()
+    with tempfile.TemporaryDirectory() as work:
+        for layers in MANY_LAYERS_QUICK if quick else MANY_LAYERS:
+            path = f"{work}/tiny{layers}.m"
+            tiny_layers_file(path, layers)
+            start, cpu = time.perf_counter(), _children_cpu_seconds()
+            subprocess.run([sys.executable, "-m", "accelsim.cli", "simulate", "--hw", "eyeriss_like", "--mapping",
+                            path, "--json", f"{path}.json", "--csv", f"{path}.csv", "--no-progress"],
+                           check=True, stdout=subprocess.DEVNULL)
+            figures.network_seconds[layers] = _children_cpu_seconds() - cpu
+            figures.wall_seconds += time.perf_counter() - start
+            figures.layer_seconds.append(time.perf_counter() - start)
+            figures.layers += layers
+    figures.cpu_seconds = sum(figures.network_seconds.values())
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    figures.peak_rss_mb = rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+    return figures
+
+
+def _many_layers_met(f: Figures) -> bool:
+    small, middle, large = MANY_LAYERS
+    seconds = f.network_seconds
+    return seconds[middle] <= 2 * seconds[small] and seconds[large] <= 30
+
+
 def _median_ms(f: Figures) -> float:
     return 1000 * statistics.median(f.layer_seconds) if f.layer_seconds else 0.0
 
@@ -152,6 +204,8 @@ SCENARIOS = (
              "<= 60 s", lambda f: f.cpu_seconds <= 60, _vgg16),
     Scenario("wide-array", f"an 8-PE-wide GEMM on a {WIDE_ARRAY_PES:,}-PE array",
              "<= 2 s and <= 300 MB", lambda f: f.cpu_seconds <= 2 and f.peak_rss_mb <= 300, _wide),
+    Scenario("many-layers", "accelsim simulate --json --csv on 500, 1,000 and 5,000 tiny identical layers",
+             "1,000 layers <= 2x the CPU time of 500, 5,000 <= 30 s", _many_layers_met, _many_layers),
 )
 MEMORY_TARGET_MB = 400
 
@@ -159,7 +213,7 @@ MEMORY_TARGET_MB = 400
 def _child(name: str, quick: bool, queue: multiprocessing.Queue) -> None:
     scenario = next(s for s in SCENARIOS if s.name == name)
     figures = scenario.run(quick)
-    figures.peak_rss_mb = _peak_rss_mb()
+    figures.peak_rss_mb = max(figures.peak_rss_mb, _peak_rss_mb())
     queue.put(figures)
 
 
@@ -181,6 +235,14 @@ def format_line(scenario: Scenario, f: Figures, quick: bool) -> str:
     per_layer = ""
     if scenario.name == "marvel15-layer":
         per_layer = f", median {_median_ms(f):.1f} ms, slowest {1000 * max(f.layer_seconds):.0f} ms per layer"
+    if scenario.name == "many-layers":
+        (small, s_small), (middle, s_middle), (large, s_large) = sorted(f.network_seconds.items())
+        w_small, w_middle, w_large = f.layer_seconds
+        verdict = "" if quick else ("  [met]" if scenario.met(f) else "  [NOT met]")
+        return (f"{scenario.name}: {scenario.description}{' (quick subset)' if quick else ''}: {small:,} layers "
+                f"{s_small:.2f} CPU s ({w_small:.2f} s wall), {middle:,} layers {s_middle:.2f} CPU s ({w_middle:.2f} s "
+                f"wall; {s_middle / s_small:.2f}x), {large:,} layers {s_large:.2f} CPU s ({w_large:.2f} s wall), "
+                f"start-up included; peak memory {f.peak_rss_mb:.0f} MB; target {scenario.target}{verdict}")
     verdict = "" if quick else ("  [met]" if scenario.met(f) and f.peak_rss_mb <= MEMORY_TARGET_MB else "  [NOT met]")
     return (f"{scenario.name}: {scenario.description}{' (quick subset)' if quick else ''}: {f.layers} layers, "
             f"{f.steps:,} steps, {f.cycles:,} cycles in {f.cpu_seconds:.2f} CPU s ({f.wall_seconds:.2f} s wall) = "
@@ -196,12 +258,14 @@ def run_bench(quick: bool = False, only: tuple[str, ...] = ()) -> Iterator[str]:
         if only and scenario.name not in only:
             continue
         f = run_scenario(scenario, quick)
+        yield format_line(scenario, f, quick)
+        if f.network_seconds:  # whole commands, not simulations: not in the simulator's total
+            continue
         total.cycles += f.cycles
         total.events += f.events
         total.cpu_seconds += f.cpu_seconds
         total.wall_seconds += f.wall_seconds
         total.peak_rss_mb = max(total.peak_rss_mb, f.peak_rss_mb)
-        yield format_line(scenario, f, quick)
     if total.cpu_seconds:
         yield (f"total: {total.cycles:,} cycles in {total.cpu_seconds:.2f} CPU s ({total.wall_seconds:.2f} s wall) = "
                f"{total.cycles / total.cpu_seconds:,.0f} simulated cycles/s, {total.events / total.cpu_seconds:,.0f} "

@@ -21,6 +21,7 @@ import os
 import time
 import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,9 +41,9 @@ from accelsim.api import (
     run_jobs_functional,
     to_maestro,
 )
-from accelsim.budget import DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, format_bytes, format_seconds, parse_size
+from accelsim.budget import (DEFAULT_MAX_LAYER_SECONDS, DEFAULT_MAX_STEPS, DEFAULT_MAX_STEPS_UNWARPED, Budget, ceil_size,
+                             format_bytes, format_seconds, parse_size)
 from accelsim.compare import (
-    MODELS,
     compare_jobs,
     comparison_dict,
     comparison_rows,
@@ -67,15 +68,16 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.maestro_format import write_maestro
 from accelsim.mapping.styles import STYLES
+from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
-from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, write_atomic
+from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, is_stdout, write_atomic
 from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
 from accelsim.sim.estimate import LayerEstimate, RunKind, check_budget, estimate_layer
-from accelsim.text_table import format_table
-from accelsim.workload.tables import available_networks, load_network
+from accelsim.text_table import format_table, printable
+from accelsim.workload.tables import available_networks, network_file
 
 EXIT_USER_ERROR = EXIT_INPUT
 # errno values that mean the machine ran out of room, not that a path is wrong
@@ -100,20 +102,54 @@ def _fail(message: str) -> NoReturn:
 
 
 def _error(message: str, status: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {_message_lines(message)}", err=True)
     sys.exit(status)
+
+
+def _message_lines(message: str) -> str:
+    """A message as the lines we print: its own continuation lines (indented: the problems a
+    hardware file lists) kept; a newline or other control character that came from a name in
+    the input (a layer named ``x\\nerror: y``) escaped, so no line of ours is one it wrote."""
+    first, *rest = message.split("\n")
+    out = printable(first)
+    for line in rest:
+        out += ("\n" if line[:1].isspace() else "\\n") + printable(line)
+    return out
 
 
 class Stopped(BaseException):
     """SIGINT or SIGTERM arrived during a run (a BaseException, so no ``except Exception``
     swallows it)."""
 
-    def __init__(self, signal_name: str):
-        # built from its name alone, so a copy of it (the engine's snapshots copy what processes
-        # hold, a failed process's exception included) is the same stop
-        super().__init__(signal_name)
+    def __init__(self, signal_name: str, status: int | None = None):
+        # built from its arguments alone, so a copy of it (the engine's snapshots copy what
+        # processes hold, a failed process's exception included) is the same stop
+        super().__init__(signal_name, status)
         self.signal_name = signal_name
-        self.status = EXIT_SIGINT if signal_name == "SIGINT" else EXIT_SIGTERM
+        self.status = status if status is not None else EXIT_SIGINT if signal_name == "SIGINT" else EXIT_SIGTERM
+
+
+def _start_time_budget(max_seconds: float | None) -> None:
+    """``--max-seconds``: after ``max_seconds`` of wall time the command stops as on a signal
+    (:class:`Stopped`, finished layers kept) with exit status 3; the timer ends with the command
+    (outside the main thread, where it cannot be set, there is none)."""
+    if max_seconds is None:
+        return
+
+    def over(signum: int, frame: Any) -> None:
+        raise Stopped(f"the time budget (--max-seconds {max_seconds:g})", EXIT_RESOURCES)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, over)
+    except (ValueError, AttributeError):
+        return
+
+    def end() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    click.get_current_context().call_on_close(end)
+    signal.setitimer(signal.ITIMER_REAL, max_seconds)
 
 
 @contextmanager
@@ -147,6 +183,8 @@ class _Accelsim(click.Group):
                 return super().invoke(ctx)
         except InputError as exc:
             raise UserError(str(exc)) from None
+        except BrokenPipeError:  # here, before click turns it into exit status 1
+            os._exit(141)  # the reader of our output went away (e.g. `| head`); nothing to say
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -263,14 +301,26 @@ def _max_memory_option(command: F) -> F:
 
     return click.option("--max-memory", metavar="SIZE", callback=memory,
                         help="Refuse a layer whose estimated peak memory is larger (e.g. 8G; default: three "
-                             "quarters of this machine's memory).")(command)
+                             "quarters of the tightest of physical memory, the address-space limit (ulimit -v) and "
+                             "the cgroup's memory limit).")(command)
+
+
+def _max_seconds_option(command: F) -> F:
+    """``--max-seconds S``: the command's wall-time budget."""
+    return click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+                        help=f"Stop after this many seconds of wall time (exit status 3, finished layers kept) and "
+                             f"refuse up front a layer estimated to take longer (default: no limit on the run; a "
+                             f"layer estimated over {DEFAULT_MAX_LAYER_SECONDS:,.0f} s is refused).")(command)
+
+
+def _max_steps_option(help: str) -> Callable[[F], F]:
+    return click.option("--max-steps", type=click.IntRange(1), default=None, help=help)
 
 
 def _budget_options(command: F) -> F:
-    """``--max-steps`` and ``--max-memory``: the budget one layer's simulation may spend."""
-    command = _max_memory_option(command)
-    return click.option("--max-steps", type=click.IntRange(1), default=None,
-                        help=f"Refuse a layer with more simulated steps (its estimate is printed; default "
+    """``--max-steps``, ``--max-memory`` and ``--max-seconds``: the budget of a simulation."""
+    command = _max_seconds_option(_max_memory_option(command))
+    return _max_steps_option(f"Refuse a layer with more simulated steps (its estimate is printed; default "
                              f"{DEFAULT_MAX_STEPS:,}, or {DEFAULT_MAX_STEPS_UNWARPED:,} when every step's events "
                              "run: --trace, --per-pe, --functional).")(command)
 
@@ -312,13 +362,12 @@ class JobArgs:
     timeloop: tuple[str, ...] = ()
 
     def check(self) -> None:
-        """--mapping FILE.m, or --network NAME with --style, or Timeloop's files (--timeloop)."""
+        """--mapping FILE.m, or --network NAME with --style (or a table giving its layers' dataflows),
+        or Timeloop's files (--timeloop)."""
         if self.hw_ref is None and not self.timeloop:
             _fail("missing option --hw (or give Timeloop's files with --timeloop)")
         if sum((self.mapping_path is not None, self.network is not None, bool(self.timeloop))) != 1:
             _fail("give exactly one of --mapping FILE.m, --network NAME (with --style) or --timeloop FILE (repeated)")
-        if self.network is not None and self.style is None:
-            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
         if self.network is None and self.style is not None:
             _fail("--style applies to --network only; a mapping file carries its own dataflow")
 
@@ -353,7 +402,8 @@ def _job_options(verb: str) -> Decorator:
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)),
+                     help="Named dataflow style (with --network; without it, the dataflows the network's table gives)."),
         _layer_option(verb),
         _set_option,
         click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
@@ -376,7 +426,13 @@ class OutputArgs:
 
     @property
     def paths(self) -> list[str]:
-        return [p for p in (self.json_out, self.csv_out) if p is not None]
+        """The files written (standard output, ``-``, left out)."""
+        return [p for p in (self.json_out, self.csv_out) if p is not None and not is_stdout(p)]
+
+    @property
+    def to_stdout(self) -> bool:
+        """Whether --json or --csv is ``-`` (standard output): the report then goes to stderr."""
+        return is_stdout(self.json_out) or is_stdout(self.csv_out)
 
 
 def _output_options(json_option: Decorator | None = None, csv_option: Decorator | None = None,
@@ -393,7 +449,7 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
     if mapping_path is not None:
         name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
     else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+        name, jobs = jobs_from_network(network or "", style, hw, layer)
     return hw, name, jobs
 
 
@@ -404,7 +460,8 @@ def _warning_lines() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("always", OverflowWarning)
         warnings.simplefilter("always", InputWarning)
-        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {message}", err=True)
+        warnings.showwarning = lambda message, *args, **kwargs: click.echo(f"warning: {_message_lines(str(message))}",
+                                                                          err=True)
         yield
 
 
@@ -521,10 +578,9 @@ def _provenance(command: str, hw: HardwareSpec, network: str, mode: str, overrid
         inputs.append(InputFile.of("hardware", hw_ref))
     if mapping_path is not None:
         inputs.append(InputFile.of("mapping", mapping_path))
-    if network_ref is not None:
-        source = load_network(network_ref).source
-        if Path(source).is_file():
-            inputs.append(InputFile.of("network", source))
+    source = network_file(network_ref) if network_ref is not None else None
+    if source is not None:  # found without reading it again (an ONNX model is imported once)
+        inputs.append(InputFile.of("network", source))
     inputs += [InputFile.of(role, path) for role, path in files]
     return Provenance(command, network, hw.name, hardware_sha256(hw), mode, style, tuple(overrides), tuple(inputs),
                       model, options={k: v for k, v in (options or {}).items() if v not in (None, False, (), "")})
@@ -644,17 +700,18 @@ class FunctionalArgs:
 @_progress_option
 def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, allow_overflow: bool, per_pe: bool,
              trace: TraceArgs, functional: FunctionalArgs, max_steps: int | None, max_memory: int,
-             progress: bool | None) -> None:
+             max_seconds: float | None, progress: bool | None) -> None:
     """Simulate a mapping file, or a network under a named dataflow style, or SCALE-Sim's inputs.
 
     With --functional the exit status is 1 when a layer computes a wrong output."""
+    _start_time_budget(max_seconds)
+    budget = Budget(max_steps, max_memory, max_seconds)
     if scalesim.given:
         given = {"--hw": job.hw_ref, "--mapping": job.mapping_path, "--network": job.network, "--style": job.style,
                  "--layer": job.layer, "--mode": mode != "realistic", "--set": job.overrides,
                  "--allow-overflow": allow_overflow, "--per-pe": per_pe, "--trace": trace.trace_dir,
                  "--functional": functional.enabled, "--unchecked": functional.unchecked, "--timeloop": job.timeloop}
-        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress,
-                           Budget(max_steps, max_memory))
+        _simulate_scalesim(scalesim, [name for name, value in given.items() if value], out, progress, budget)
         return
     if job.hw_ref is None and not job.timeloop:
         _fail("missing option --hw (or run SCALE-Sim's inputs with --scalesim-config X.cfg --topology Y.csv, or "
@@ -685,7 +742,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
 
     kind = RunKind(per_pe=per_pe, unrolled=trace_dir is not None, functional=functional.enabled)
     run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, record,
-               _simulation_budget(kind, Budget(max_steps, max_memory)),
+               _simulation_budget(kind, budget),
                before_first=(lambda: clear_trace_dir(str(trace_dir))) if trace_dir is not None and out.force else None)
     with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
         if functional.enabled:
@@ -697,35 +754,44 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
             assert config is not None
             result = trace_jobs(loaded.name, loaded.jobs, loaded.hw, options, trace_dir, config, allow_overflow,
                                 run, run.check, prov.to_dict())
-    click.echo(_header(prov))
-    click.echo(_format_table(result))
+        files.close()
+    click.echo(_header(prov), err=out.to_stdout)  # with --json - or --csv -, stdout holds only that file
+    click.echo(_format_table(result), err=out.to_stdout)
     for report in reports:
-        click.echo(report.text())
+        click.echo(report.text(), err=out.to_stdout)
     for path in files.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
     if trace_dir is not None:
-        click.echo(f"wrote traces to {trace.trace_dir}")
+        click.echo(f"wrote traces to {trace.trace_dir}", err=True)
     if any(not report.passed for report in reports):
         sys.exit(EXIT_FAILED)
 
 
 @main.command()
 @_job_options("Analyze")
-@click.option("--model", "model", type=click.Choice(["analytical", "maestro"]), default="analytical",
+@click.option("--model", "model", type=click.Choice(other_models()), default="analytical",
               show_default=True,
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
 @_mode_option("maestro", "maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
-                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
+                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies. The default differs "
+                         "from simulate's on purpose: the model is exact only in maestro mode, so compare it with "
+                         "simulate --mode maestro.")
 @_output_options()
 @_allow_overflow_option("Analyze")
 @_max_memory_option
-def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool, max_memory: int) -> None:
+@_max_seconds_option
+@_max_steps_option("Accepted so that a simulation's arguments can be reused as they are; the models take no "
+                   "steps, so it limits nothing.")
+@_progress_option
+def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflow: bool, max_memory: int,
+            max_seconds: float | None, max_steps: int | None, progress: bool | None) -> None:
     """Estimate a mapping file or a network with the fast analytical model (milliseconds per layer),
     or with the model of MAESTRO itself (--model maestro)."""
     from accelsim.analytical import bound_violations
     from accelsim.analytical.estimate import check_analysis_budget
 
+    _start_time_budget(max_seconds)
     job.check()
     if model == "maestro" and mode != "maestro":
         _fail("--model maestro has MAESTRO's assumptions only; drop --mode realistic")
@@ -734,13 +800,13 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
     label = "model of MAESTRO" if model == "maestro" else "analytical model"
     prov = _job_provenance("analyze", job, loaded, mode, label, {"allow_overflow": allow_overflow})
     files = ResultFiles(out.json_out, None if model == "maestro" else out.csv_out, prov, layer_total_row)
-    budget = Budget(max_memory_bytes=max_memory)
+    budget = Budget(max_memory_bytes=max_memory, max_seconds=max_seconds)
 
     def check(cm: CompiledMapping) -> None:
         check_analysis_budget(cm, budget, cm.layer.source)
 
-    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], False, lambda index, r: files.add_result(r), check,
-               show=False)
+    run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, lambda index, r: files.add_result(r), check,
+               show=progress is True)
     with _running(run, _stop_files(files, run)), _doing(f"analyzing {loaded.name}"):
         if model == "maestro":
             from accelsim.maestro import analyze_jobs as analyze_maestro
@@ -751,15 +817,20 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
                 files.add_result(r)
             if out.csv_out:
                 write_atomic(out.csv_out, maestro_csv_text(analyses))
+                if any(a.num_levels > 1 for a in analyses):
+                    click.echo("note: the CSV's energy reproduces MAESTRO's, which for a mapping of several cluster "
+                               "levels counts the previous layer's L1 accesses (quirk energy_stale_l1_counts); the "
+                               "table's energy_uJ counts each layer's own", err=True)
         else:
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
-    click.echo(_header(prov))
-    click.echo(_format_table(result))
+        files.close()
+    click.echo(_header(prov), err=out.to_stdout)
+    click.echo(_format_table(result), err=out.to_stdout)
     for r in result.layers:
         for problem in bound_violations(r):
             click.echo(f"warning: {problem}", err=True)
     for path in out.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
 
 
 @main.command()
@@ -777,22 +848,24 @@ def lint(job: JobArgs, json_out: str | None, force: bool) -> None:
     file_findings = lint_file_text(job.mapping_path) if job.mapping_path is not None else []
     loaded = job.load()
     results = [lint_job(j, loaded.hw) for j in loaded.jobs]
-    click.echo(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
+    say = functools.partial(click.echo, err=is_stdout(json_out))  # --json -: stdout holds only the JSON
+    say(f"{loaded.name} on {loaded.hw.name}: what MAESTRO will get wrong")
     for finding in file_findings:
-        click.echo(f"  file: [{finding.kind}] {finding.message}")
+        say(f"  file: [{finding.kind}] {finding.message}")
     for r in results:
         if not r.findings:
-            click.echo(f"  {r.layer}: clean")
+            say(f"  {r.layer}: clean")
         for finding in r.findings:
-            click.echo(f"  {r.layer}: [{finding.kind}] {finding.message}")
+            say(f"  {r.layer}: [{finding.kind}] {finding.message}")
     count = len(file_findings) + sum(len(r.findings) for r in results)
     flagged = sum(1 for r in results if r.findings)
-    click.echo(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
+    say(f"{count} finding(s) in {flagged} of {len(results)} layer(s)" + (" and the file" if file_findings else ""))
     if json_out:
         write_atomic(json_out, json.dumps({"network": loaded.name, "hw": loaded.hw.name,
                                            "file": [f.__dict__ for f in file_findings],
-                                           "layers": [r.to_dict() for r in results]}, indent=2))
-        click.echo(f"wrote {json_out}")
+                                           "layers": [r.to_dict() for r in results]}, indent=2) + "\n")
+        if not is_stdout(json_out):
+            say(f"wrote {json_out}", err=True)
     sys.exit(1 if count else 0)
 
 
@@ -825,9 +898,10 @@ def _simulate_scalesim(scalesim: ScaleSimArgs, conflicting: list[str], out: Outp
                _simulation_budget(RunKind(unrolled=True), budget))
     with _running(run, _stop_files(files, run)), _doing(f"simulating {topology.name}"):
         results = simulate_scalesim(config, topology, record, run, run.check)
-    click.echo(format_scalesim_table(config, topology, results))
+        files.close()
+    click.echo(format_scalesim_table(config, topology, results), err=out.to_stdout)
     for path in files.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
 
 
 def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
@@ -846,7 +920,7 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @main.command()
 @_job_options("Compare")
 @_mode_option("realistic", "Fidelity of the simulator and the models (maestro: they must agree).")
-@click.option("--model", "models", multiple=True, type=click.Choice(sorted(MODELS)),
+@click.option("--model", "models", multiple=True, type=click.Choice(other_models()),
               help="A cost model to compare (repeatable; default: analytical unless a file is given).")
 @click.option("--maestro-csv", type=click.Path(dir_okay=False),
               help="MAESTRO's result CSV (rows matched by position when they follow the network, else by name).")
@@ -863,10 +937,11 @@ def _scalesim_total_row(items: list[Any]) -> dict[str, Any]:
 @_progress_option
 def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str | None, scalesim_report: str | None,
             attribution: bool, brief: bool, out: OutputArgs, allow_overflow: bool, fail_on_disagree: bool,
-            max_steps: int | None, max_memory: int, progress: bool | None) -> None:
+            max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
     """Hold the simulator against cost models, MAESTRO's CSV and SCALE-Sim's report, per layer.
 
     With --fail-on-disagree the exit status is 1 when a source disagrees with the simulator."""
+    _start_time_budget(max_seconds)
     job.check()
     out.check()
     if not models and maestro_csv is None and scalesim_report is None:
@@ -883,7 +958,7 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         files=tuple((role, path) for role, path in given if path is not None))
     simulations = 1 + (6 if attribution and mode == "realistic" else 0)
     run = _Run(loaded.name, [j.layer.name for j in loaded.jobs], progress, lambda index, result: None,
-               _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory)))
+               _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory, max_seconds)))
     partial: list[Comparison] = []
 
     def write(comparison: Comparison, status: str, stopped_by: str = "") -> None:
@@ -891,9 +966,10 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
         if stopped_by:
             document["stopped_by"] = stopped_by
             document["stopped_in"] = run.current
-        if out.json_out:
+        final = status != "incomplete"  # standard output gets the last version only
+        if out.json_out and (final or not is_stdout(out.json_out)):
             write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
-        if out.csv_out:
+        if out.csv_out and (final or not is_stdout(out.csv_out)):
             columns = {"Status": status, **prov.csv_columns()}
             write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
 
@@ -910,10 +986,10 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
     with _running(run, stop), _doing(f"comparing {loaded.name}"):
         result = compare_jobs(loaded.name, loaded.jobs, loaded.hw, mode, models, maestro_csv, scalesim_report,
                               network_layers, allow_overflow, attribution, progress_so_far, positions, run, run.check)
-    click.echo(_header(prov))
-    click.echo(format_comparison(result, detail=not brief))
+    click.echo(_header(prov), err=out.to_stdout)
+    click.echo(format_comparison(result, detail=not brief), err=out.to_stdout)
     for path in out.paths:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)
     if fail_on_disagree and any(problems for lc in result.layers for problems in lc.exceptions().values()):
         sys.exit(EXIT_FAILED)
 
@@ -949,11 +1025,73 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
                  for j in loaded.jobs]
         text = write_loopnest(loaded.name, nests)
-    if output:
+    if output and not is_stdout(output):
         write_atomic(output, text)
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+@main.command()
+@click.option("--system", "system_ref", required=True, metavar="PRESET|FILE",
+              help="Sub-accelerators sharing one channel: magma_s1 ... magma_s6 or a system YAML file.")
+@click.option("--workload", required=True, metavar="GROUP|FILE",
+              help="Jobs: vision, language, recommendation, mix (MAGMA's groups) or a workload YAML file.")
+@click.option("--network", "networks", multiple=True, metavar="NAME",
+              help="Also every layer of this network (bundled or file; repeatable).")
+@click.option("--scheduler", type=click.Choice(["magma", "herald", "aimt", "random"]), default="magma",
+              show_default=True, help="Who decides which sub-accelerator runs which job in which order.")
+@click.option("--compare", "compare", multiple=True, type=click.Choice(["magma", "herald", "aimt", "random"]),
+              help="Also schedule with these and simulate theirs (repeatable).")
+@click.option("--budget", type=click.IntRange(1), default=2000, show_default=True,
+              help="Schedules scored by magma and random.")
+@click.option("--score", type=click.Choice(["alg1", "sim"]), default="alg1", show_default=True,
+              help="Score schedules by MAGMA's Algorithm 1 on the job table (fast) or by simulating them.")
+@click.option("--bandwidth-gbps", type=float, default=None, help="The channel's bandwidth (GB/s) instead of the system's.")
+@click.option("--batch", type=click.IntRange(1), default=1, show_default=True, help="Batch size of every job.")
+@click.option("--group-size", type=click.IntRange(1), default=100, show_default=True,
+              help="Jobs of a workload group (the first ones in arrival order).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of magma and random.")
+@click.option("--top-k", type=click.IntRange(1), default=2, show_default=True,
+              help="With --score alg1: magma's best schedules simulated (with its seeds); the best simulated wins.")
+@click.option("--attribute-gap", is_flag=True,
+              help="Split the gap to Algorithm 1 into burstiness, arbitration and latency (simulates every job alone).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
+              help="Write a Perfetto (Chrome JSON) trace: one track per sub-accelerator, one for the channel.")
+@_force_option("--json/--trace files")
+@_budget_options
+@_progress_option
+def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
+              budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool,
+              max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
+    """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
+    from accelsim.system.command import MulticoreSettings, report_json, run_multicore
+    from accelsim.system.trace import perfetto_json
+
+    _start_time_budget(max_seconds)
+    check_outputs({"--json": json_out, "--trace": trace_out}, force)
+    settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
+                                 group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
+    say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
+    with _stop_on_signals(), _doing(f"running {workload} on {system_ref}"):
+        report = run_multicore(settings, Budget(max_steps, max_memory, max_seconds), say)
+    files = tuple((role, path) for role, path in (("system", system_ref), ("workload", workload))
+                  if Path(path).is_file())
+    prov = Provenance("multicore", report.workload, report.system.name, report.system.sha256, "realistic",
+                      inputs=tuple(InputFile.of(role, path) for role, path in files),
+                      options={k: v for k, v in dataclasses.asdict(settings).items() if v not in (None, (), "")})
+    click.echo(f"{report.workload} ({len(report.jobs)} jobs) on {report.system.name} "
+               f"({report.system.channel.bandwidth_gbps:g} GB/s, {report.system.channel.arbitration}; "
+               f"accelsim {__version__})")
+    click.echo(report.text())
+    if json_out is not None:
+        write_atomic(json_out, report_json(report, prov.to_dict()))
+        click.echo(f"wrote {json_out}")
+    if trace_out is not None:
+        write_atomic(trace_out, perfetto_json(report))
+        click.echo(f"wrote {trace_out}")
 
 
 @main.command(name="import-onnx")
@@ -964,22 +1102,44 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
                                              "skipping them.")
 @_force_option("output file")
-def import_onnx_command(model: str, output: str | None, batch: int | None, strict: bool, force: bool) -> None:
+@_max_memory_option
+def import_onnx_command(model: str, output: str | None, batch: int | None, strict: bool, force: bool,
+                        max_memory: int) -> None:
     """Turn an ONNX model into a network table to read, edit and run with --network."""
     from accelsim.workload.onnx_import import import_onnx
     from accelsim.workload.tables import network_yaml
 
     check_outputs({"--output": output}, force)
+    _check_onnx_memory(model, Budget(max_memory_bytes=max_memory))
     imported = import_onnx(model, batch, strict)
     notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
     text = network_yaml(imported.network, source=f"imported from {Path(model).name}", notes=notes)
     if imported.skipped:
         click.echo(f"warning: {model}: {imported.skipped_summary()}", err=True)
-    if output:
+    if output and not is_stdout(output):
         write_atomic(output, text)
-        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)")
+        click.echo(f"wrote {output} ({len(imported.network.layers)} layers, {imported.network.macs:,} MACs)", err=True)
     else:
         click.echo(text, nl=False)
+
+
+# Peak memory of importing an ONNX model per byte of the file: the parsed protobuf and the copy
+# shape inference makes (a 400 MB model took 2 GB, issue 22).
+ONNX_BYTES_PER_FILE_BYTE = 5
+
+
+def _check_onnx_memory(model: str, budget: Budget) -> None:
+    """Refuse, before reading it, a model whose import would need more memory than ``budget``."""
+    try:
+        size = os.stat(model).st_size
+    except OSError:
+        return  # the importer says what is wrong with the path
+    need = ONNX_BYTES_PER_FILE_BYTE * size
+    if need > budget.memory_bytes:
+        raise ResourceError(f"{model}: importing this {format_bytes(size)} model takes about {format_bytes(need)} of "
+                            f"memory ({ONNX_BYTES_PER_FILE_BYTE}x its size), over --max-memory "
+                            f"{format_bytes(budget.memory_bytes)}; pass --max-memory {ceil_size(need)} if the "
+                            "machine has it")
 
 
 @main.command(name="list")
@@ -991,17 +1151,33 @@ def list_things() -> None:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True)
+@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): the spec accelsim models the architecture with, "
+                   "and which of its levels became which accelsim level.")
 @_set_option
-def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
+def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
+    if (hw_ref is None) == (not timeloop):
+        _fail("give --hw or --timeloop FILE (repeated)")
+    if not timeloop:
+        click.echo(dump_hardware(load_hardware(hw_ref or "", list(overrides))), nl=False)
+        return
+    from accelsim.mapping.timeloop_files import read_files, timeloop_job
+
+    texts = read_files(list(dict.fromkeys(timeloop)))
+    t = timeloop_job(texts, overrides, mapping_used=None)
+    lines = ["# Timeloop's storage levels, innermost first -> accelsim's level:"]
+    lines += [f"#   {lv.name}: {lv.instances}, keeps {', '.join(lv.keeps) or 'nothing'} -> {t.roles[lv.name]}"
+              for lv in t.levels]
+    click.echo("\n".join(lines) + "\n" + dump_hardware(t.hw), nl=False)
 
 
 @main.command()
 @click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
 @click.option("--scenario", "only", multiple=True,
-              type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array"]),
+              type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array",
+                                 "many-layers"]),
               help="Run only this scenario (repeatable).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
@@ -1046,17 +1222,18 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     Run from the repository root (it reads validation/scalesim and validation/traces)."""
     import time
 
-    from accelsim.validation import ValidationPaths, run_validation
+    from accelsim.validation import ValidationPaths, run_validation, summary_line
 
     start = time.perf_counter()
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
     out = Path(out_dir)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with _doing("validating"):
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
-        click.echo(f"wrote {path}")
-    click.echo(f"took {time.perf_counter() - start:.0f} s")
+        click.echo(f"wrote {path}", err=True)
+    click.echo(summary_line(out))
+    click.echo(f"took {time.perf_counter() - start:.0f} s", err=True)
 
 
 @main.command()
@@ -1077,14 +1254,19 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
         cycles = (int(parts[0]), int(parts[1]))
     for layer_dir in layer_dirs(Path(trace_dir)):
         for path in plot_layer(layer_dir, bins, force, cycles):
-            click.echo(f"wrote {path}")
+            click.echo(f"wrote {path}", err=True)
 
 
 @main.command(name="search")
-@click.option("--hw", "hw_ref", required=True, help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--hw", "hw_ref",
+              help="Preset name, hardware YAML file or MAESTRO hardware .m file (required unless --timeloop).")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): search its problem's layer on its architecture "
+                   "(or on --hw); a mapping among them is not used.")
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
-              help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
+              help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml): search its layers (their "
+                   "dataflows are not used).")
 @_layer_option("Search")
 @_set_option
 @click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
@@ -1118,24 +1300,34 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
+@_max_seconds_option
+@_max_memory_option
 @_progress_option
-def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode, top_k,
-                   workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
-                   style_seeds, out_dir, resume, progress) -> None:
-    """Search mappings of each layer; exit status 130 when interrupted (resume with --resume)."""
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
+                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
+    """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
+    --max-memory (resume with --resume)."""
     from accelsim.search.executors import make_executor
     from accelsim.search.session import SearchSettings, run_search
 
+    _start_time_budget(max_seconds)
     if workers < 1:
         _fail(f"--workers must be at least 1, got {workers}")
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    check_output_directory("--out", out_dir)
+    check_output_directory("--out", out_dir, parents=True)
+    cores = _available_cores()
+    if workers > cores:
+        click.echo(f"warning: --workers {workers}: only {cores} core(s) available to this process; using {cores}",
+                   err=True)
+        workers = cores
+    _check_search_memory(budget, Budget(max_memory_bytes=max_memory))
     executor = None
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds, unique_reuse)
+                                  style_seeds, tuple(timeloop), unique_reuse)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
@@ -1148,7 +1340,32 @@ def search_command(hw_ref, network, mapping_path, layer, overrides, mapper, budg
         if executor is not None:
             executor.close()
     click.echo(_format_search(summary))
-    click.echo(f"wrote {out_dir}")
+    click.echo(f"wrote {out_dir}", err=True)
+
+
+def _available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# What one scored candidate costs a layer's search in memory (its rows in the search's frames,
+# the evaluator's cache entries): 6.5 kB measured with tracemalloc over 400 random candidates of
+# a CONV layer under the analytical model (2026-11-26), rounded up.
+SEARCH_BYTES_PER_CANDIDATE = 8192
+SEARCH_BASE_BYTES = 300 * 2**20  # the process with pandas, pyarrow and the models loaded
+
+
+def _check_search_memory(budget: int, limit: Budget) -> None:
+    """Refuse a --budget whose candidates of one layer would not fit in the memory budget."""
+    need = SEARCH_BASE_BYTES + budget * SEARCH_BYTES_PER_CANDIDATE
+    if need > limit.memory_bytes:
+        raise ResourceError(f"--budget {budget:,}: a layer's search keeps every scored candidate in memory, an "
+                            f"estimated {format_bytes(need)}, over --max-memory {format_bytes(limit.memory_bytes)}; "
+                            f"lower --budget (at most {(limit.memory_bytes - SEARCH_BASE_BYTES) // SEARCH_BYTES_PER_CANDIDATE:,} "
+                            f"fits) or pass --max-memory {ceil_size(need)} if the machine has it")
 
 
 def _heartbeat_seconds() -> float:
@@ -1156,30 +1373,71 @@ def _heartbeat_seconds() -> float:
     return float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
 
 
+class _SearchHeartbeat:
+    """Without a terminal: a line on stderr every ``every`` seconds while a search runs, naming
+    the layer, what it has scored and its best, also when nothing was scored meanwhile (the
+    exhaustive mapper may walk millions of genomes that its pruning discards before any model
+    runs); called with each batch's new rows (0 when a layer starts)."""
+
+    def __init__(self, objective: str, every: float):
+        self.objective, self.every = objective, every
+        self.lock = threading.Lock()
+        self.layer, self.layer_scored, self.total, self.last_shown = "", 0, 0, 0
+        self.best: float | None = None
+        self.layer_start = time.monotonic()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="accelsim-heartbeat", daemon=True)
+        self.thread.start()
+
+    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
+        with self.lock:
+            if scored == 0 and layer and layer != self.layer:
+                self.layer, self.layer_scored, self.best = layer, 0, None
+                self.layer_start = time.monotonic()
+            self.layer_scored += scored
+            self.total += scored
+            self.best = best if best is not None else self.best
+
+    def _beat(self) -> None:
+        while not self.done.wait(self.every):
+            with self.lock:
+                shown = f", best {self.objective} {self.best:,.4g}" if self.best is not None else ""
+                idle = ("" if self.total > self.last_shown else
+                        f"; none in the last {format_seconds(self.every)}: the mapper is still proposing candidates "
+                        "its pruning discards before scoring")
+                self.last_shown = self.total
+                line = (f"accelsim: search: layer {printable(self.layer)}: {self.layer_scored:,} candidates scored"
+                        f"{shown}, {format_seconds(time.monotonic() - self.layer_start)} on it ({self.total:,} in "
+                        f"all){idle}")
+            click.echo(line, err=True)
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+
 @contextmanager
 def _search_bar(progress: bool | None, settings):
-    """A tqdm bar over the candidates to score, showing the best cost so far (on a terminal or
-    with --progress); without a terminal a line on stderr every 30 s; nothing with --no-progress."""
+    """A tqdm bar over the candidates to score, showing the layer and the best cost so far (on a
+    terminal or with --progress); without a terminal a line on stderr every 30 s
+    (:class:`_SearchHeartbeat`); nothing with --no-progress."""
     style = choose_style(progress, sys.stderr)
     if style == "off":
         yield None
         return
     if style == "lines":
-        clock, every = time.monotonic, _heartbeat_seconds()
-        state = {"scored": 0, "next": clock() + every}
-
-        def heartbeat(scored: int, best: float | None) -> None:
-            state["scored"] += scored
-            if clock() >= state["next"]:
-                state["next"] = clock() + every
-                shown = f", best {settings.objective} {best:,.4g}" if best is not None else ""
-                click.echo(f"accelsim: search: {state['scored']:,} candidates scored{shown}", err=True)
-        yield heartbeat
+        heartbeat = _SearchHeartbeat(settings.objective, _heartbeat_seconds())
+        try:
+            yield heartbeat
+        finally:
+            heartbeat.close()
         return
     from tqdm import tqdm
 
     with tqdm(unit="cand", file=sys.stderr, desc="search") as bar:
-        def advance(scored: int, best: float | None) -> None:
+        def advance(scored: int, best: float | None, layer: str = "") -> None:
+            if scored == 0 and layer:
+                bar.set_description_str(f"search {printable(layer)}")
             bar.update(scored)
             if best is not None:
                 bar.set_postfix_str(f"best {settings.objective} {best:,.4g}")
@@ -1201,7 +1459,26 @@ def _format_search(summary: dict) -> str:
                      fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
                      layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
                      fmt(fidelity.get("regret"), "{:.2%}")))
-    return "\n".join(lines + [format_table(header, rows)])
+    return "\n".join(lines + [format_table(header, rows)] + _style_lines(summary))
+
+
+def _style_lines(summary: dict) -> list[str]:
+    """Per layer: the best named style under the scoring (screening) model and how much the
+    search's best beats it."""
+    objective, model = summary["settings"]["objective"], summary["settings"]["model"]
+    screen = "analytical" if model == "two-stage" else model
+    lines = []
+    for layer in summary["layers"]:
+        costs = {style: cost for style, cost in (layer.get("styles") or {}).items() if cost is not None}
+        found = layer.get("screen_best_cost")
+        if not costs or found is None:
+            continue
+        style = min(costs, key=lambda name: costs[name])
+        gain = (costs[style] - found) / costs[style] if costs[style] else 0.0
+        verdict = (f"the search's best is {gain:.1%} lower" if gain > 0 else "the search found nothing better")
+        lines.append(f"{printable(layer['layer'])}: best named style {style}, {objective} {costs[style]:,.4g} "
+                     f"({screen} model); {verdict} ({found:,.4g})")
+    return lines
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,5 @@
-"""Options every timing model takes: the fidelity mode and SCALE-Sim's systolic fold rule.
+"""Options every timing model takes: the fidelity mode, the effects it idealizes, and SCALE-Sim's
+systolic fold rule.
 
 The simulator (:mod:`accelsim.sim`) and the analytical model (:mod:`accelsim.analytical`) both
 read these; they sit beside the neutral result schema (:mod:`accelsim.results`) so neither model
@@ -15,6 +16,21 @@ from accelsim.workload.operators import TensorRole
 
 Mode = Literal["realistic", "maestro"]
 MODES: tuple[Mode, ...] = ("realistic", "maestro")
+
+# The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
+# ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
+IDEAL_EFFECTS = (
+    "multicast",  # every network multicasts
+    "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
+    "packed_ingress",  # no root ports: a step's operands share the whole width
+    "shared_egress",  # outputs never compete with operands on the distribution network
+    "ingress_latency",  # no distribution-network latency
+    "reduction_latency",  # no reduction-network hop latency
+    "mac_pipeline",  # no MAC pipeline depth
+    "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
+    "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
+    "tile_barrier",  # no controller barrier between tiles (hw.controller.tile_barrier)
+)
 
 
 def check_mode(mode: str) -> Mode:

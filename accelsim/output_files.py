@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +51,14 @@ def _probe_writable(directory: Path, option: str, path: str) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot write in {directory}: {exc.strerror or exc}") from None
+
+
+STDOUT_PATHS = ("-", "/dev/stdout")  # an output file given as one of these goes to standard output
+
+
+def is_stdout(path: str | Path | None) -> bool:
+    """Whether an output file option names standard output (``-`` or ``/dev/stdout``)."""
+    return path is not None and str(path) in STDOUT_PATHS
 
 
 def _given(option: str, path: str) -> Path:
@@ -102,17 +111,23 @@ def check_output_dir(option: str, path: str, force: bool) -> None:
                          "only replaces earlier traces, so remove them or choose another directory")
 
 
-def check_output_directory(option: str, path: str) -> bool:
+def check_output_directory(option: str, path: str, parents: bool = False) -> bool:
     """Refuse a directory a command fills (``--trace``, ``search --out``, ``validate --out``)
-    that is empty as a path, exists as a file, is missing together with its parent, or cannot be
-    written; True when it exists already (what it may hold is the command's to judge)."""
+    that is empty as a path, exists as a file, cannot be created (its parent missing, or with
+    ``parents``, which lets the command create missing parents too, its nearest existing
+    ancestor not a directory) or cannot be written; True when it exists already (what it may
+    hold is the command's to judge)."""
     p = _given(option, path)
     if p.exists() and not p.is_dir():
         raise InputError(f"{option} {path}: exists and is not a directory")
     if not p.exists():
         parent = p.parent
-        if not parent.is_dir():
+        while parents and not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.exists():
             raise InputError(f"{option} {path}: directory {parent} does not exist")
+        if not parent.is_dir():
+            raise InputError(f"{option} {path}: {parent} is not a directory")
         _probe_writable(parent, option, path)
         return False
     _probe_writable(p, option, path)
@@ -132,8 +147,12 @@ def check_outputs(files: Mapping[str, str | None], force: bool,
                   directories: Mapping[str, str | None] | None = None) -> None:
     """Check every output of a command before it does any work: each file (``{"--json":
     path, ...}``, None for an option not given) with :func:`check_output_file`, each
-    directory with :func:`check_output_dir`, and that no two options name the same path."""
-    given = {option: path for option, path in files.items() if path is not None}
+    directory with :func:`check_output_dir`, and that no two options name the same path
+    (standard output included: ``-`` or ``/dev/stdout``, which is not checked further)."""
+    to_stdout = [option for option, path in files.items() if is_stdout(path)]
+    if len(to_stdout) > 1:
+        raise InputError(f"{' and '.join(to_stdout)} both write to standard output; give at most one of them '-'")
+    given = {option: path for option, path in files.items() if path is not None and not is_stdout(path)}
     dirs = {option: path for option, path in (directories or {}).items() if path is not None}
     seen: dict[Path, str] = {}
     for option, path in (given | dirs).items():
@@ -149,9 +168,9 @@ def check_outputs(files: Mapping[str, str | None], force: bool,
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block ends (where the platform allows it), so a stop
-    requested while a file is being replaced waits until it is."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    """Hold SIGINT, SIGTERM and SIGALRM (``--max-seconds``) until the block ends (where the
+    platform allows it), so a stop requested while a file is being replaced waits until it is."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     except (AttributeError, ValueError, OSError):
@@ -167,7 +186,12 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Replace ``path`` by a file holding ``text`` (UTF-8): written beside it, then renamed, so
     the old file stays whole until the new one is (SIGINT and SIGTERM wait meanwhile). A failed
     write (disk full, file size limit, I/O error) leaves the old file, removes the partial one
-    and raises ResourceError."""
+    and raises ResourceError. A ``path`` naming standard output (:func:`is_stdout`) gets the
+    text written there."""
+    if is_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     with _signals_held():
         _replace(Path(path), text)
 

@@ -1,9 +1,10 @@
 """Result files that survive and say what produced them.
 
-:class:`ResultFiles` keeps a run's ``--json`` and ``--csv`` complete at every moment: after each
-finished layer both files are rewritten whole (:func:`~accelsim.output_files.write_atomic`), so
-Ctrl-C, SIGTERM, a crash or a full disk leaves every finished layer in valid files; a stopped
-run adds a last entry marking the layer it stopped in. :class:`Provenance` (tool version,
+:class:`ResultFiles` keeps a run's ``--json`` and ``--csv`` valid at every moment: as layers
+finish both files are rewritten whole (:func:`~accelsim.output_files.write_atomic`; after the
+first layer, then at most about once a second, and at the end), so Ctrl-C, SIGTERM or a full
+disk leaves every finished layer in valid files, and a crash every layer finished before the
+last rewrite; a stopped run adds a last entry marking the layer it stopped in. :class:`Provenance` (tool version,
 command, input files with their SHA-256, style, mode, ``--set`` overrides, the resolved
 hardware's SHA-256) goes into every JSON object and every CSV row.
 
@@ -19,6 +20,7 @@ import csv
 import hashlib
 import io
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -26,7 +28,7 @@ from typing import Any, Callable, Sequence
 from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
 from accelsim.input_files import read_bytes
-from accelsim.output_files import spreadsheet_safe, write_atomic
+from accelsim.output_files import is_stdout, spreadsheet_safe, write_atomic
 from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, NetworkResult, TensorAccesses
 
 COMPLETE, INTERRUPTED, TOTAL = "complete", "interrupted", "total"
@@ -129,16 +131,20 @@ def total_result(network: NetworkResult) -> LayerResult:
         overflowed=any(r.overflowed for r in layers))
 
 
-def csv_text(rows: list[dict[str, Any]]) -> str:
-    """Rows as CSV text; the header holds every column in order of first appearance and a row
-    without a column leaves it empty. Text cells a spreadsheet would run as a formula are quoted
+def csv_text(rows: list[dict[str, Any]], columns: Sequence[str] | None = None, header: bool = True) -> str:
+    """Rows as CSV text; the header (left out without ``header``) holds ``columns`` (default:
+    every column in order of first appearance) and a row without a column leaves it empty. Text
+    cells a spreadsheet would run as a formula are quoted
     (:func:`~accelsim.output_files.spreadsheet_safe`)."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
+    if columns is None:
+        seen: dict[str, None] = {}
+        for row in rows:
+            seen.update(dict.fromkeys(row))
+        columns = list(seen)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(columns), restval="", lineterminator="\n")
-    writer.writeheader()
+    if header:
+        writer.writeheader()
     writer.writerows({k: spreadsheet_safe(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows)
     return out.getvalue()
 
@@ -149,32 +155,53 @@ def layer_total_row(results: Sequence[LayerResult]) -> dict[str, Any]:
 
 
 class ResultFiles:
-    """A run's ``--json`` and ``--csv`` (None: not asked for), rewritten after every layer.
+    """A run's ``--json`` and ``--csv`` (None: not asked for), rewritten as layers finish.
 
     ``add(obj, row, item)`` records a finished layer: its JSON object, its CSV row and the item
-    ``total_row`` sums for the CSV's total row (a list of the items so far -> a row)."""
+    ``total_row`` sums for the CSV's total row (a list of the items so far -> a row). Each
+    layer is serialized once, when it is added; the files are rewritten (whole, atomically)
+    after the first layer, then after a layer once :data:`REWRITE_SECONDS` or
+    :data:`REWRITE_COST_FACTOR` times the last rewrite's duration (whichever is longer) have
+    passed since the last rewrite, and by :meth:`stop` and :meth:`close`: rewriting costs at
+    most a small share of the run however many layers it has, and a run of slow layers still
+    rewrites after each."""
 
     def __init__(self, json_path: str | None, csv_path: str | None, provenance: Provenance,
-                 total_row: Callable[[list[Any]], dict[str, Any]] | None = None):
+                 total_row: Callable[[list[Any]], dict[str, Any]] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.json_path = json_path
         self.csv_path = csv_path
         self.provenance = provenance
         self.total_row = total_row
-        self.objects: list[dict[str, Any]] = []
-        self.rows: list[dict[str, Any]] = []
+        self.clock = clock
+        self._provenance_dict = provenance.to_dict()
+        self._provenance_columns = provenance.csv_columns()
         self.items: list[Any] = []
+        self._json_pieces: list[str] = []  # each object as an element of the JSON list
+        self._csv = _CsvRows()
         self.stopped: tuple[str, str] | None = None  # (layer, cause)
+        self._written = 0  # layers in the files
+        self._next_write = 0.0  # clock reading after which a finished layer triggers a rewrite
 
     @property
     def paths(self) -> list[str]:
-        return [p for p in (self.json_path, self.csv_path) if p is not None]
+        """The files written (standard output left out)."""
+        return [p for p in (self.json_path, self.csv_path) if p is not None and not is_stdout(p)]
+
+    @property
+    def layers(self) -> int:
+        """Finished layers recorded."""
+        return len(self.items)
 
     def add(self, obj: dict[str, Any], row: dict[str, Any], item: Any = None) -> None:
-        """Record a finished layer and rewrite the files."""
-        self.objects.append({**obj, "status": COMPLETE, "provenance": self.provenance.to_dict()})
-        self.rows.append(self._row(str(obj.get("layer", "")), row, COMPLETE))
+        """Record a finished layer (and rewrite the files when due)."""
+        if self.json_path is not None:
+            self._json_pieces.append(_json_element({**obj, "status": COMPLETE, "provenance": self._provenance_dict}))
+        if self.csv_path is not None:
+            self._csv.add(self._row(str(obj.get("layer", "")), row, COMPLETE))
         self.items.append(item)
-        self.write()
+        if self.clock() >= self._next_write:
+            self.write()
 
     def add_result(self, result: LayerResult, extra: dict[str, Any] | None = None) -> None:
         """Record a finished layer's :class:`LayerResult` (``extra``: more JSON fields)."""
@@ -184,32 +211,81 @@ class ResultFiles:
         """The run stopped in ``layer`` (``cause``: SIGINT, SIGTERM, out of memory, ...): mark
         it after the finished layers and rewrite the files."""
         self.stopped = (layer, cause)
-        self.write()
+        self.write(final=True)
+
+    def close(self) -> None:
+        """The run has ended: rewrite the files if a finished layer is not in them yet."""
+        if self._written < len(self.items) or is_stdout(self.json_path) or is_stdout(self.csv_path):
+            self.write(final=True)
 
     def _row(self, layer: str, row: dict[str, Any], status: str) -> dict[str, Any]:
         body = {k: v for k, v in row.items() if k != "Layer Number"}
         return {"Neural Network Name": self.provenance.network, "Layer Number": layer, **body, "Status": status,
-                **self.provenance.csv_columns()}
+                **self._provenance_columns}
 
     def _json_text(self) -> str:
-        objects = list(self.objects)
+        pieces = self._json_pieces
         if self.stopped is not None:
             layer, cause = self.stopped
-            objects.append({"layer": layer, "status": INTERRUPTED, "stopped_by": cause,
-                            "provenance": self.provenance.to_dict()})
-        return json.dumps(objects, indent=2) + "\n"
+            pieces = pieces + [_json_element({"layer": layer, "status": INTERRUPTED, "stopped_by": cause,
+                                              "provenance": self._provenance_dict})]
+        return ("[\n" + ",\n".join(pieces) + "\n]\n") if pieces else "[]\n"
 
     def _csv_text(self) -> str:
-        rows = list(self.rows)
+        last = []
         if self.stopped is not None:
-            rows.append(self._row(self.stopped[0], {"Stopped By": self.stopped[1]}, INTERRUPTED))
+            last.append(self._row(self.stopped[0], {"Stopped By": self.stopped[1]}, INTERRUPTED))
         if self.total_row is not None and self.items:
-            rows.append(self._row("TOTAL", self.total_row(self.items), TOTAL))
-        return csv_text(rows)
+            last.append(self._row("TOTAL", self.total_row(self.items), TOTAL))
+        return self._csv.text(last)
 
-    def write(self) -> None:
-        """Rewrite both files with everything recorded so far (atomically)."""
-        if self.json_path is not None:
+    def write(self, final: bool = False) -> None:
+        """Rewrite both files with everything recorded so far (atomically); standard output
+        (``-``) gets its text once, when the run has ended or stopped (``final``)."""
+        start = self.clock()
+        if self.json_path is not None and (final or not is_stdout(self.json_path)):
             write_atomic(self.json_path, self._json_text())
-        if self.csv_path is not None:
+        if self.csv_path is not None and (final or not is_stdout(self.csv_path)):
             write_atomic(self.csv_path, self._csv_text())
+        self._written = len(self.items)
+        end = self.clock()
+        self._next_write = end + max(REWRITE_SECONDS, REWRITE_COST_FACTOR * (end - start))
+
+
+REWRITE_SECONDS = 1.0  # the least time between two rewrites of a run's result files
+REWRITE_COST_FACTOR = 20.0  # ... and at least this many times the last rewrite's duration
+
+
+def _json_element(obj: dict[str, Any]) -> str:
+    """``obj`` as ``json.dumps`` writes it as an element of a list with ``indent=2``."""
+    return "\n".join("  " + line for line in json.dumps(obj, indent=2).split("\n"))
+
+
+class _CsvRows:
+    """CSV rows serialized once each: the header holds every column in order of first
+    appearance (a row bringing a new column re-serializes the others, which leave it empty)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, None] = {}
+        self.rows: list[dict[str, Any]] = []
+        self.lines: list[str] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if row.keys() - self.columns.keys():
+            self.columns.update(dict.fromkeys(row))
+            self.lines = [self._line(r) for r in self.rows]
+        else:
+            self.lines.append(self._line(row))
+
+    def _line(self, row: dict[str, Any]) -> str:
+        return csv_text([row], list(self.columns), header=False)
+
+    def text(self, last: list[dict[str, Any]]) -> str:
+        """The CSV of the rows added and then ``last`` (not kept)."""
+        columns = dict(self.columns)
+        for row in last:
+            columns.update(dict.fromkeys(row))
+        if len(columns) != len(self.columns):
+            return csv_text(self.rows + last)
+        return "".join([csv_text([], list(columns)), *self.lines, *(self._line(r) for r in last)])

@@ -6,7 +6,7 @@ Counts are in words (elements of the operand precision), times in cycles, energy
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from accelsim.workload.operators import TENSOR_ROLES
@@ -71,6 +71,13 @@ class LayerResult:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         return d
+
+    def repeated(self, layer: str, wall_seconds: float) -> "LayerResult":
+        """This result for another layer of the same shape and mapping (named ``layer``; its own
+        ``wall_seconds``, the lookup's): every count and time the same, nothing shared."""
+        return replace(self, layer=layer, wall_seconds=wall_seconds, stall_cycles=dict(self.stall_cycles),
+                       energy_breakdown_pj=dict(self.energy_breakdown_pj),
+                       accesses={t: replace(a) for t, a in self.accesses.items()})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)

@@ -183,8 +183,7 @@ case("hw-not-utf8", HW, 2, ("hw.yaml:1:", "not UTF-8"), hw__yaml=b"name: caf\xe9
 case("hw-binary", HW, 2, ("hw.yaml",), hw__yaml=bytes(range(256)) * 4, m__m=GOOD_M)
 case("hw-count-mismatch", HW, 2, ("hw.yaml", "pe_array", "count 7 != rows x cols = 168"),
      hw__yaml=yaml_hw("  count: 168\n", "  count: 7\n"), m__m=GOOD_M)
-# the simulator's memory follows iteration cases, not PEs: 10^9 PEs run in about 50 MB (analyze is
-# refused: cli-analyze-billion-pes)
+# both models' memory follows iteration cases and PE classes, not PEs: 10^9 PEs run in about 50 MB
 case("hw-billion-pes", HW, 0, (),
      hw__yaml=yaml_hw("  count: 168\n  rows: 12\n  cols: 14\n", "  count: 1000000000\n"), m__m=GOOD_M)
 case("hw-tiny-bandwidth", HW, 2, ("m.m", "too large to count exactly"), hw__yaml=yaml_hw(
@@ -401,8 +400,8 @@ case("cli-hardware-bad-set", "hardware --hw eyeriss_like --set nope", 2, ("--set
 case("cli-functional-too-large", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --layer L6_CONV1 "
      "--functional", 2, ("L6_CONV1", "functional"))
 case("cli-search-bad-workers", "search --hw eyeriss_like --network marvel15 --out {d}/s --workers 0", 2, ("--workers",))
-case("cli-analyze-billion-pes", "analyze --hw eyeriss_like --set pe_array.count=1000000000 --mapping {d}/m.m", 3,
-     ("m.m", "over budget", "cases x 1,000,000,000 PEs"), m__m=GOOD_M)
+case("cli-analyze-over-memory", "analyze --hw eyeriss_like --set pe_array.count=1000000000 --mapping {d}/m.m "
+     "--max-memory 64M", 3, ("m.m", "over budget", "PE classes", "--max-memory"), m__m=GOOD_M)
 case("cli-compare-over-budget", "compare --hw eyeriss_like --network marvel15 --style nvdla_like --layer L6_CONV1 "
      "--max-steps 10", 3, ("L6_CONV1", "over budget", "--max-steps"))
 
@@ -516,6 +515,8 @@ if _onnx is not None:
          x__onnx=onnx_model("Conv", [("x", [1, 3, 8, 8])], [("w", [4, 3, 3, 3])], opset=99))
     case("onnx-conv-transpose", IMP, 0, (), x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])],
                                                               [("w", [3, 4, 3, 3])], strides=[2, 2]))
+    case("onnx-einsum", IMP, 2, ("x.onnx", "node 'node' (Einsum) has multiply-accumulates accelsim does not import"),
+         x__onnx=onnx_model("Einsum", [("a", [2, 3]), ("b", [3, 4])], equation="ij,jk->ik"))
     case("onnx-conv-transpose-padded", IMP, 2, ("x.onnx", "(ConvTranspose) has padding"),
          x__onnx=onnx_model("ConvTranspose", [("x", [1, 3, 8, 8])], [("w", [3, 4, 3, 3])], pads=[1, 1, 1, 1]))
 
@@ -566,12 +567,12 @@ case("search-part-zero-bytes", SRCH + " --resume", 2, ("part-000000.parquet", "n
 case("search-part-corrupt", SRCH + " --resume", 2, ("part-000001.parquet", "not a whole part"),
      **{"s/search.json": saved_settings(), "s/candidates.parquet/part-000001.parquet": b"PAR1xxxxPAR1"})
 case("search-out-empty", tuple(SRCH.split()[:-1]) + ("",), 2, ("--out is empty",))
-case("search-out-missing-parent", SRCH.replace("{d}/s", "{d}/no/s"), 2, ("--out", "does not exist"))
+case("search-out-under-a-file", SRCH.replace("{d}/s", "{d}/f/no/s"), 2, ("--out", "f is not a directory"), f="x")
 case("search-out-unwritable", SRCH.replace("{d}/s", "/sys/s"), 2, ("--out /sys/s", "cannot write in /sys"))
 case("search-out-file", SRCH, 2, ("--out", "is a file"), s="x")
 case("search-scheduler-ucx", SRCH + " --scheduler ucx://127.0.0.1:1", 2, ("--scheduler ucx://", "tcp://HOST:PORT"))
 case("validate-out-empty", ("validate", "--quick", "--out", ""), 2, ("--out is empty",))
-case("validate-out-missing-parent", "validate --quick --out {d}/no/v", 2, ("--out", "does not exist"))
+case("validate-out-under-a-file", "validate --quick --out {d}/f/no/v", 2, ("--out", "f is not a directory"), f="x")
 case("validate-out-unwritable", "validate --quick --out /sys/v", 2, ("--out /sys/v", "cannot write in /sys"))
 
 # ----- MAESTRO result CSVs (compare --maestro-csv) ------------------------------------------------
@@ -591,3 +592,21 @@ case("csv-ours-short-row", CMP, 2, ("r.csv:2:", "Num MACs", "at least 0"), m__m=
      r__csv=OURS_HEAD.replace("Num MACs,Status", "Status,Num MACs") + "tiny,conv1,10,complete\n")
 case("csv-ours-long-row", CMP, 2, ("r.csv:2:", "at most 6 values"), m__m=GOOD_M,
      r__csv=OURS_HEAD + "tiny,conv1,10,10,complete,0.1.0,extra\n")
+
+# a name holding a newline: every message shows it escaped, never as a line of its own
+case("net-name-newline", NET, 2, ("n.yaml:4:", "layer 1 (x\\nerror: y)", "duplicate layer name"),
+     n__yaml=network('{name: "x\\nerror: y", type: FC, K: 4, C: 4}', '{name: "x\\nerror: y", type: FC, K: 4, C: 4}'))
+case("net-name-carriage-return", NET + " --layer nope", 2, ("no layer 'nope'", "x\\rerror: y"),
+     n__yaml=network('{name: "x\\rerror: y", type: FC, K: 4, C: 4}'))
+# ----- budgets that hold (issue 22) --------------------------------------------------------------
+case("search-budget-1e12", SRCH.replace("--budget 5", "--budget 1000000000000"), 3,
+     ("--budget 1,000,000,000,000", "keeps every scored candidate in memory", "lower --budget"))
+case("network-onnx-over-64mib", "analyze --hw eyeriss_like --network {d}/big.onnx --style nvdla_like", 2,
+     ("big.onnx", "--network reads models of at most"), big__onnx=SPARSE_65M)
+case("import-onnx-over-memory", "import-onnx {d}/big.onnx --max-memory 100M", 3,
+     ("big.onnx", "5x its size", "--max-memory"), big__onnx=SPARSE_65M)
+case("simulate-per-pe-over-an-hour",
+     "simulate --hw tpu_like_32x32 --network dmazerunner6 --style nvdla_like --layer conv1 --per-pe", 3,
+     ("bundled network dmazerunner6 layer 0 (conv1)", "the most a layer may take without --max-seconds"))
+case("cli-max-seconds-zero", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --max-seconds 0", 2,
+     ("--max-seconds",))

@@ -373,8 +373,10 @@ def test_good_run_table_json_csv(tmp_path, good_m):
     js, cs = tmp_path / "out.json", tmp_path / "out.csv"
     result = run("--hw", "eyeriss_like", "--mapping", str(good_m), "--json", str(js), "--csv", str(cs))
     assert result.exit_code == 0, result.output
-    # without a terminal, one progress line per layer on stderr
-    assert result.stderr.startswith("accelsim: tiny [1/1] conv1: done in ") and result.stderr.count("\n") == 1
+    # without a terminal, one progress line per layer on stderr, then what was written
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("accelsim: tiny [1/1] conv1: done in ") and lines[1:] == [f"wrote {js}", f"wrote {cs}"]
+    assert "wrote" not in result.stdout  # stdout holds only the report
     assert result.stdout.startswith("tiny on eyeriss_like (realistic mode; hardware sha256 ")
     header = result.stdout.splitlines()[1].split()
     assert header[:4] == ["layer", "type", "cycles", "MACs"]

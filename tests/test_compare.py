@@ -1,7 +1,7 @@
 """``accelsim compare``: metrics, agreement, the readers of MAESTRO's and SCALE-Sim's outputs,
 the ablation attribution of cycle gaps, and the command itself on a tiny mapping.
 
-Most tests stand in a fake model (the simulator in maestro mode) through the MODELS registry,
+Most tests stand in a fake model (the simulator in maestro mode) through the cost-model registry (accelsim.cost_models),
 so they test the machinery, not a model; one runs the real analytical model for the wiring.
 """
 
@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from accelsim.mapping.jobs import jobs_from_maestro
 from accelsim.cli import main
-from accelsim.compare import CAUSES, MODELS, PARTS, Ablation, compare_jobs, metrics_of
+from accelsim.compare import CAUSES, PARTS, Ablation, compare_jobs, metrics_of
+from accelsim.cost_models import COST_MODELS, Analytical
 from accelsim.compare.attribution import ablate
 from accelsim.compare.external import maestro_metrics, read_maestro_csv, scalesim_metrics
 from accelsim.compare.metrics import exceptions
@@ -58,14 +59,16 @@ TINY_M = """Network tiny {
 """
 
 
-def _maestro_model(cm, hw, mode, job=None):
+class _MaestroModeSimulator(Analytical):
     """A stand-in model: the simulator with MAESTRO's assumptions."""
-    return simulate_layer(cm, hw, SimOptions(mode="maestro"))
+
+    def evaluate(self, job):
+        return simulate_layer(job.cm, job.hw, SimOptions(mode="maestro"))
 
 
 @pytest.fixture
 def fake_analytical(monkeypatch):
-    monkeypatch.setitem(MODELS, "analytical", _maestro_model)
+    monkeypatch.setitem(COST_MODELS, "analytical", _MaestroModeSimulator())
 
 
 @pytest.fixture

@@ -12,9 +12,12 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from accelsim.cli import main
-from accelsim.output_files import from_spreadsheet_safe, spreadsheet_safe
+from accelsim.output_files import FORMULA_LEADS, from_spreadsheet_safe, spreadsheet_safe
+from accelsim.text_table import printable
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = ['=HYPERLINK("http://x")', "x\nerror: injected", "+1", "@sum", "-2", "plain"]
@@ -130,3 +133,16 @@ def test_maestro_model_analyses_pwconv(tmp_path):
     assert result.exit_code == 0, result.output
     row = json.loads(out.read_text())[0]
     assert row["op"] == "PWCONV" and row["macs"] == 16 * 32 * 112 * 112 == 6_422_528 and row["cycles"] > 0
+
+
+@given(st.text())
+def test_safe_cells_and_printable_names_hold_for_any_text(text):
+    """For any text: a spreadsheet-safe cell never starts a formula and reads back as the text
+    (unless the text itself starts with a quote before a formula lead); a printable name has no
+    line break and is all printable."""
+    safe = spreadsheet_safe(text)
+    assert not safe.startswith(FORMULA_LEADS)
+    if not (text.startswith("'") and text[1:].startswith(FORMULA_LEADS)):
+        assert from_spreadsheet_safe(safe) == text
+    shown = printable(text)
+    assert len(shown.splitlines()) <= 1 and shown.isprintable()

@@ -30,8 +30,10 @@ def _readme_layers() -> tuple[tuple[str, ...], ...]:
 
 
 LAYERS = _readme_layers()
-# Same-layer imports that are part of the design (the bounds are computed on results).
-SAME_LAYER_ALLOWED = {("bounds", "results")}
+# Same-layer imports that are part of the design (the bounds are computed on results; the rates
+# follow the idealized effects; a result is assembled from counts, with its bounds, at the rates).
+SAME_LAYER_ALLOWED = {("bounds", "results"), ("rates", "model_options"), ("tally", "results"), ("tally", "bounds"),
+                      ("tally", "rates")}
 
 PACKAGE_ROOT = Path(accelsim.__file__).parent
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}

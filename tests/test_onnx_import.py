@@ -295,7 +295,7 @@ def test_import_onnx_command(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["import-onnx", str(path), "-o", str(out), "--batch", "2"])
     assert result.exit_code == 0, result.output
-    assert "wrote" in result.stdout and "Relu x5, MaxPool x1" in result.stderr
+    assert "wrote" in result.stderr and "Relu x5, MaxPool x1" in result.stderr
     net = load_network(out)
     assert net.macs == 2 * import_onnx(path).network.macs
     again = runner.invoke(main, ["import-onnx", str(path), "-o", str(out)])

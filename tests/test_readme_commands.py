@@ -54,6 +54,8 @@ SLOW = {
     "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
     "python -m accelsim.search.reuse_report": "an exhaustive search of a layer twice, with and without pruning",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
+    "accelsim multicore --system magma_s2 --workload mix": "100 jobs on four contending sub-accelerators, schedules "
+                                                           "simulated: minutes",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.

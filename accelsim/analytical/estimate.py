@@ -1,28 +1,31 @@
 """What the analytical model will cost, known before it runs, and its memory budget.
 
-The model holds numpy arrays of one row per iteration case and one column per PE in use, so
-its memory grows with cases x PEs: about 750-850 bytes per (case, PE) measured on one CONV
-layer with 27 cases on 65,536 to 1,048,576 PEs (1.5 GB to 21 GB peak RSS, 2026-11-22, the
-2-core development machine), plus the process. The bundled networks under the five styles have
-at most 2,187 cases on at most 2,048 PEs (a few GB at most; most layers far less).
+The model holds numpy arrays of one row per iteration case and one column per class of PEs
+(sub-units that are translates of each other, :func:`~accelsim.mapping.geometry.unit_classes`),
+never one per PE, so its memory follows cases x PE classes: at most about 1.7 kB per (case,
+class) measured on the bundled networks' largest (VGG-16 conv1_2, ``shidiannao_like`` on
+``tpu_like_32x32``: 486 cases x 2 classes, 1.5 MB above the process; 2026-11-26, the 2-core
+development machine), plus the process. A tiny layer on a 10^9-PE array has a handful of
+classes and takes what it takes on 8 PEs.
 """
 
 from __future__ import annotations
 
 from accelsim.budget import Budget, refuse_over_budget
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.geometry import case_count
+from accelsim.mapping.geometry import case_count, unit_classes
 
 BASE_BYTES = 100 * 2**20  # the process with numpy and pandas loaded
-BYTES_PER_CASE_PE = 1024
+BYTES_PER_CASE_CLASS = 4096  # over twice the largest measured
 
 
 def peak_memory_bytes(cm: CompiledMapping) -> int:
     """Estimated peak memory of analyzing ``cm``."""
-    return BASE_BYTES + BYTES_PER_CASE_PE * case_count(cm) * cm.used_pes
+    return BASE_BYTES + BYTES_PER_CASE_CLASS * case_count(cm) * len(unit_classes(cm))
 
 
 def check_analysis_budget(cm: CompiledMapping, budget: Budget, source: str = "") -> None:
     """Refuse (ResourceError) a layer whose analysis would need more memory than ``budget``."""
     refuse_over_budget(cm.layer.name, None, peak_memory_bytes(cm), budget,
-                       f"the analytical model holds {case_count(cm):,} cases x {cm.used_pes:,} PEs", source)
+                       f"the analytical model holds {case_count(cm):,} cases x {len(unit_classes(cm)):,} PE classes",
+                       source)

@@ -31,14 +31,15 @@ from typing import cast
 import numpy as np
 
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
-from accelsim.bounds import fill_bounds
-from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
+from accelsim.hw.dram import transfer_cycles
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.demand import DemandTable, ProfileOptions, ScheduleProfile
 from accelsim.mapping.geometry import Cases, enumerate_cases
 from accelsim.mapping.tiles import TileTable
-from accelsim.model_options import Mode, SystolicFold, check_mode
+from accelsim.model_options import SystolicFold, check_mode
+from accelsim.rates import Rates, effective_rates, idealized
+from accelsim.tally import LayerCounts, layer_result
 from accelsim.results import TENSORS, LayerResult, TensorAccesses
 from accelsim.workload.operators import OPERAND_ROLES
 
@@ -47,57 +48,18 @@ def _ceil_div(words: np.ndarray, per_cycle: float) -> np.ndarray:
     return np.ceil(words / per_cycle).astype(np.int64)
 
 
-class _Rates:
-    """Bandwidths (words/cycle), latencies (cycles) and buffering the model charges in one mode."""
-
-    def __init__(self, hw: HardwareSpec, mode: Mode):
-        noc, red = hw.distribution_noc, hw.reduction_noc
-        dist_kind, red_kind = DISTRIBUTION_KINDS[noc.kind], REDUCTION_KINDS[red.kind]
-        self.maestro = mode == "maestro"
-        self.multicast = self.maestro or noc.multicast or dist_kind.always_multicast
-        self.ingress = noc.bandwidth_words_per_cycle
-        self.egress = red.bandwidth_words_per_cycle if red_kind.exists else self.ingress
-        self.double_l1 = self.maestro or hw.l1.double_buffered
-        self.double_l2 = self.maestro or hw.l2.double_buffered
-        self.packed_ingress = dist_kind.packed
-        self.packed_egress = red_kind.packed
-        self.shared_network = False
-        self.ingress_latency = self.drain_delay = self.dram_latency = 0
-        if not self.maestro:
-            self.ingress = min(self.ingress, hw.l2.read_bandwidth_words_per_cycle)
-            self.egress = min(self.egress, hw.l2.write_bandwidth_words_per_cycle)
-            self.shared_network = not red_kind.exists
-            self.ingress_latency = noc.latency_cycles * dist_kind.hops(hw.pe_array.rows, hw.pe_array.cols)
-            self.drain_delay = hw.pe_array.mac_pipeline_latency_cycles - 1
-            self.dram_latency = hw.dram.latency_cycles if hw.dram.model == "simple" else 0
-
-    def dram_cycles(self, words: np.ndarray, runs: np.ndarray, hw: HardwareSpec) -> np.ndarray:
-        """Channel cycles of one transfer per entry of ``runs`` contiguous pieces: bytes over
-        bandwidth (maestro); realistic mode: every piece rounded up to whole bursts
-        (``simple``), or the DMA engine's setup per piece plus its cost per byte."""
-        nbytes = words * hw.word_size_bytes
-        dram = hw.dram
-        runs = np.maximum(runs, 1)
-        if self.maestro:
-            cycles = np.ceil(nbytes / dram.bandwidth_bytes_per_cycle)
-        elif dram.model == "dmazerunner":
-            dma = runs * dram.setup_dma_cycles + dram.dma_cycles_per_byte * nbytes
-            cycles = np.ceil(dma * hw.clock_mhz / (dram.dma_clock_mhz or hw.clock_mhz))
-        else:
-            bursts = runs * np.ceil(np.ceil(nbytes / runs) / dram.burst_bytes)
-            cycles = np.ceil(bursts * dram.burst_bytes / dram.bandwidth_bytes_per_cycle)
-        return np.where(words > 0, cycles, 0).astype(np.int64)
-
-
 def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                   systolic_fold: SystolicFold | None = None) -> LayerResult:
     """Estimate one compiled layer on ``hw`` in closed form; same schema as the simulator's
     :class:`LayerResult`, with ``model="analytical"`` and ``events=0``. ``systolic_fold``:
     SCALE-Sim's fill/drain per fold (see the module docstring), None for none."""
     wall0 = time.perf_counter()
-    rates = _Rates(hw, check_mode(mode))
-    l2_words = hw.l2.size_bytes // hw.word_size_bytes // (2 if rates.double_l2 else 1)
-    profile = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress, rates.egress), l2_words)
+    rates = effective_rates(hw, idealized(check_mode(mode)))
+    l2_words = hw.l2.size_bytes // hw.word_size_bytes // rates.l2_buffers
+    profile = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
+                                                 rates.egress_words_per_cycle, ports=rates.ports,
+                                                 port_block_pes=rates.port_block_pes,
+                                                 port_bandwidth_words_per_cycle=rates.port_words_per_cycle), l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)
     tiles = profile.tiles.table()
@@ -105,43 +67,29 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     cycles, busy, stall = _cycles(hw, rates, profile, cases, steps, tiles, systolic_fold)
     count = cases.count
     n = len(steps)
-    macs = int((count * steps.macs).sum())
     readback = int((count * steps.readback.total(n)).sum())
-    sent = sum(acc[t].l2_read for t in OPERAND_ROLES) + readback
-    delivered = sum(acc[t].l1_write for t in OPERAND_ROLES) + readback
-    egress = int((count * steps.drain_pe_words).sum())
-    energy = _energy(hw, macs, acc, delivered + egress)
-    mpc = hw.pe_array.macs_per_pe_per_cycle
-    result = LayerResult(
-        layer=cm.layer.name,
-        op=cm.layer.op.value,
-        hw=hw.name,
-        mode=mode,
-        cycles=cycles,
-        macs=macs,
-        num_pes=hw.num_pes,
-        used_pes=cm.used_pes,
-        pe_utilization=macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
-        compute_busy_cycles=busy,
-        stall_cycles=stall,
-        energy_pj=sum(energy.values()),
-        energy_breakdown_pj=energy,
-        accesses=acc,
-        noc_words=sent,
-        noc_delivered_words=delivered,
-        multicast_factor=delivered / sent if sent else 1.0,
-        egress_words=egress,
-        l1_required_bytes=int(steps.peak_pe_words.max(initial=0)) * hw.word_size_bytes * (2 if rates.double_l1 else 1),
-        l2_required_bytes=profile.tiles.l2_required_words * hw.word_size_bytes * (2 if rates.double_l2 else 1),
-        l1_size_bytes=hw.l1.size_bytes,
-        l2_size_bytes=hw.l2.size_bytes,
-        steps=int(count.sum()),
-        events=0,
-        model="analytical",
-    )
-    fill_bounds(result, hw)
-    result.wall_seconds = time.perf_counter() - wall0
-    return result
+    counts = LayerCounts(
+        cycles=cycles, compute_busy_cycles=busy, stall_cycles=stall, macs=int((count * steps.macs).sum()),
+        accesses=acc, noc_words=sum(acc[t].l2_read for t in OPERAND_ROLES) + readback,
+        noc_delivered_words=sum(acc[t].l1_write for t in OPERAND_ROLES) + readback,
+        egress_words=int((count * steps.drain_pe_words).sum()), steps=int(count.sum()),
+        l1_required_words=int(steps.peak_pe_words.max(initial=0)),
+        l2_required_words=profile.tiles.l2_required_words)
+    return layer_result(cm, hw, mode, rates, counts, model="analytical", events=0,
+                        wall_seconds=time.perf_counter() - wall0)
+
+
+def dram_channel_cycles(cm: CompiledMapping, hw: HardwareSpec, mode: str = "realistic") -> int:
+    """Cycles the layer's DMA transfers hold the DRAM channel, summed over its L2 tiles (every
+    transfer's bursts over the bandwidth in realistic mode; on a channel of 1 byte per cycle,
+    the bytes it occupies the channel for)."""
+    rates = effective_rates(hw, idealized(check_mode(mode)))
+    l2_words = hw.l2.size_bytes // hw.word_size_bytes // rates.l2_buffers
+    tiles = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
+                                               rates.egress_words_per_cycle), l2_words).tiles.table()
+    dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
+    dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
+    return int((tiles.cases.count * (dram_in + dram_out)).sum())
 
 
 def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable) -> dict[str, TensorAccesses]:
@@ -183,39 +131,44 @@ def _fold_cycles(steps: DemandTable, fold: SystolicFold | None) -> np.ndarray:
     return np.where(boundary, fold.fill_drain_cycles, 0).astype(np.int64)
 
 
-def _cycles(hw: HardwareSpec, rates: _Rates, profile: ScheduleProfile, cases: Cases, steps: DemandTable,
+def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cases, steps: DemandTable,
             tiles: TileTable, fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
     """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
     n = len(steps)
-    if rates.maestro:  # one packed transfer per step, one per drain
-        ingress = _ceil_div(steps.sent["input"].total(n) + steps.sent["weight"].total(n) + steps.readback.total(n),
-                            rates.ingress)
-        egress = _ceil_div(steps.drained.total(n), rates.egress)
-    else:
-        ingress = cast(np.ndarray, sum(p.serial_cycles(n, rates.ingress, rates.packed_ingress)
-                                       for p in (steps.sent["input"], steps.sent["weight"], steps.readback)))
-        egress = steps.drained.serial_cycles(n, rates.egress, rates.packed_egress)
+    # a step's words share the network's width; with root ports, also the busiest port's
+    ingress = _ceil_div(steps.sent["input"].total(n) + steps.sent["weight"].total(n) + steps.readback.total(n),
+                        rates.ingress_words_per_cycle)
+    if rates.ports > 1:
+        ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_words_per_cycle))
+    egress = _ceil_div(steps.drained.total(n), rates.egress_words_per_cycle)
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
-    dram_in = rates.dram_cycles(cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs, hw)
-    dram_out = rates.dram_cycles(tiles.write_words, tiles.write_runs, hw)
+    dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
+    dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist()),
+                                   steps.readback_source_steps.tolist(), [rates.reduction_latency_cycles(int(g)) for g in steps.drained.max_members(n)],
+                                   _barrier(rates, profile, steps)),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
-                            2 if rates.double_l1 else 1, 2 if rates.double_l2 else 1, rates.ingress_latency,
-                            rates.drain_delay, rates.dram_latency, rates.shared_network))
+                            rates.l1_buffers, rates.l2_buffers, rates.ingress_latency_cycles,
+                            rates.drain_delay_cycles, rates.dram_latency_cycles, rates.shared_egress,
+                            rates.register_stages))
     case_of = {tuple(row): i for i, row in enumerate(cases.klass.tolist())}
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
     cycles = pipeline.run(profile.loop_classes, case_of, profile.tiles.tile_loops, tile_of)
     return cycles, pipeline.s.busy, pipeline.stalls(cycles)
 
 
-def _energy(hw: HardwareSpec, macs: int, acc: dict[str, TensorAccesses], noc_words: int) -> dict[str, float]:
-    """Energy (pJ): MACs, accesses at each level, and words moved into or out of the PEs."""
-    return {
-        "mac": macs * hw.energy.mac_pj,
-        "l1": sum(a.l1_read + a.l1_write for a in acc.values()) * hw.l1_energy_pj,
-        "l2": sum(a.l2_read + a.l2_write for a in acc.values()) * hw.l2_energy_pj,
-        "dram": sum(a.dram_read + a.dram_write for a in acc.values()) * hw.energy.dram_access_pj,
-        "noc": noc_words * hw.energy.noc_hop_pj,
-    }
+def _barrier(rates: Rates, profile: ScheduleProfile, steps: DemandTable) -> list[bool]:
+    """Per case, whether the controller's tile barrier holds its steps (``hw.controller``;
+    none where idealized, as in maestro mode): the first step of an output tile, or a step
+    loading weights."""
+    if rates.tile_barrier == "none":
+        return []
+    if rates.tile_barrier == "output_tile":
+        return (steps.steps % profile.run_steps == 0).tolist()
+    return (steps.sent["weight"].total(len(steps)) > 0).tolist()
+
+
+def _dram_cycles(hw: HardwareSpec, rates: Rates, words: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Channel cycles of one transfer per entry (the DRAM kind's, or bytes over bandwidth)."""
+    return transfer_cycles(hw.dram, hw.word_size_bytes, hw.clock_mhz, words, runs, rates.ideal_dram)

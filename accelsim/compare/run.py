@@ -11,7 +11,7 @@ from accelsim.compare.attribution import Ablation, ablate, no_ablation
 from accelsim.compare.external import maestro_metrics, scalesim_metrics
 from accelsim.compare.ladder import Ladder, ladder, ladder_steps
 from accelsim.compare.metrics import Metrics, exceptions, metrics_of
-from accelsim.compare.models import MODELS, UNREPORTED
+from accelsim.cost_models import COST_MODELS, EvalJob, other_models
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
@@ -23,8 +23,9 @@ MAESTRO_CSV = "maestro-csv"
 
 
 def _reported(model: str, metrics: Metrics) -> Metrics:
-    """A model's metrics without those it does not compute (models.UNREPORTED)."""
-    return {key: value for key, value in metrics.items() if key not in UNREPORTED.get(model, ())}
+    """A model's metrics without those it does not compute (its ``unreported``)."""
+    unreported = COST_MODELS[model].unreported if model in COST_MODELS else ()
+    return {key: value for key, value in metrics.items() if key not in unreported}
 
 SCALESIM = "scalesim"
 
@@ -70,7 +71,7 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                  positions: Sequence[int] | None = None,
                  observer: RunObserver | None = None,
                  check: Callable[[CompiledMapping], None] | None = None) -> Comparison:
-    """Compare the simulator (in ``mode``) with each model of ``models`` (names in MODELS, run
+    """Compare the simulator (in ``mode``) with each model of ``models`` (names in ``other_models()``, run
     in the same mode) and with MAESTRO's CSV (layers matched by name, or by ``positions``) and
     SCALE-Sim's COMPUTE_REPORT.csv (rows matched by order to ``network_layers``, the whole
     network's layer names; default: the jobs' layers; ``positions``: the jobs' places in it, for
@@ -81,9 +82,9 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
     after each layer; ``observer`` hears each layer start, the steps of its main simulation and
     its result."""
     check_mode(mode)
-    unknown = [model for model in models if model not in MODELS]
+    unknown = [model for model in models if model not in other_models()]
     if unknown:
-        raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(MODELS)}")
+        raise InputError(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(other_models())}")
     compiled = [prepare(job, hw, allow_overflow) for job in jobs]
     if check is not None:
         for cm in compiled:
@@ -102,7 +103,8 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
         watch.layer_started(position, cm)
         sim = simulate_layer(cm, hw, SimOptions(mode=check_mode(mode)),
                              progress=watch.steps if observer is not None else None)
-        sources = {model: _reported(model, metrics_of(MODELS[model](cm, hw, mode, job=job))) for model in models}
+        sources = {model: _reported(model, metrics_of(COST_MODELS[model].evaluate(EvalJob(cm, hw, check_mode(mode), job))))
+                   for model in models}
         sources.update({label: rows[position] for label, rows in external.items()})
         ablation = None
         maestro_mode_cycles = {}
@@ -114,7 +116,8 @@ def compare_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, mode: str 
                 ablation = no_ablation(sim.cycles)
             else:
                 ablation = ablate(cm, hw, sim.cycles, sim_maestro_cycles)
-                maestro_mode_cycles = {model: int(MODELS[model](cm, hw, "maestro", job=job).cycles) for model in models}
+                maestro_mode_cycles = {model: int(COST_MODELS[model].evaluate(EvalJob(cm, hw, "maestro", job)).cycles)
+                                       for model in models}
         ladders = {}
         if maestro_sources:
             steps = ladder_steps(job, cm, hw, sim.cycles, sim_maestro_cycles,

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from accelsim.errors import InputError
 from accelsim.input_files import load_yaml, read_text, shown, yaml_type_name
-from accelsim.hw.spec import HardwareSpec
+from accelsim.hw.spec import TENSORS, HardwareSpec, StorageLevelSpec
 
 __all__ = [
     "available_presets",
@@ -81,11 +81,72 @@ def load_hardware(
         data = parse_maestro_hw(text, source=source, name=_stem(ref))
     else:
         data, lines = _parse_yaml(text, source)
+        if "levels" in data:
+            data = expand_levels(data, source, lines.get(("levels",)))
     set_paths = apply_overrides(data, overrides, source=source)
     try:
         return HardwareSpec.model_validate(data)
     except ValidationError as err:
         raise InputError(_format_validation_error(err, set_paths, lines), source=source) from None
+
+
+def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
+    """A hardware mapping whose memory hierarchy is given as ``levels`` (innermost first) with
+    ``l1``, ``l2`` and the DRAM bandwidth filled in from it: the models run three levels, so the
+    list must be one level per PE, one shared buffer and DRAM, each keeping every tensor
+    (anything else is an InputError saying what is not modelled)."""
+    raw = data["levels"]
+    if not isinstance(raw, list):
+        raise InputError("field 'levels': expected a list of storage levels, innermost first", source=source,
+                         line=line)
+    try:
+        levels = [StorageLevelSpec.model_validate(item) for item in raw]
+    except ValidationError as err:
+        shown = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'level'}: {e['msg']}" for e in err.errors())
+        raise InputError(f"field 'levels': {shown}", source=source, line=line) from None
+    shape = [(lv.instances, lv.kind) for lv in levels]
+    if shape != [("per_pe", "buffer"), ("shared", "buffer"), ("shared", "dram")]:
+        raise InputError("field 'levels': the models run three levels: one buffer per PE, one shared buffer and "
+                         f"DRAM, innermost first; this list has {len(levels)} ("
+                         + ", ".join(f"{lv.name}: {lv.instances} {lv.kind}" for lv in levels)
+                         + "); deeper hierarchies are not modelled yet", source=source, line=line)
+    for lv in levels:
+        if set(lv.keeps) != set(TENSORS):
+            raise InputError(f"field 'levels': {lv.name} keeps only {', '.join(lv.keeps)}; "
+                             "bypass is not modelled (every tensor passes through every level)", source=source,
+                             line=line)
+    given = sorted(k for k in ("l1", "l2") if k in data)
+    if given:
+        raise InputError(f"give the hierarchy once: 'levels' or {' and '.join(given)}, not both", source=source,
+                         line=line)
+    l1, l2, dram = levels
+    for lv in (l1, l2):
+        if lv.size_bytes is None:
+            raise InputError(f"field 'levels': {lv.name} needs size_bytes", source=source, line=line)
+    if l2.read_bandwidth_words_per_cycle is None or l2.write_bandwidth_words_per_cycle is None:
+        raise InputError(f"field 'levels': {l2.name} needs read_bandwidth_words_per_cycle and "
+                         "write_bandwidth_words_per_cycle", source=source, line=line)
+    out = {k: v for k, v in data.items() if k != "levels"}
+    out["l1"] = {"size_bytes": l1.size_bytes, "double_buffered": l1.double_buffered}
+    out["l2"] = {"size_bytes": l2.size_bytes, "double_buffered": l2.double_buffered,
+                 "read_bandwidth_words_per_cycle": l2.read_bandwidth_words_per_cycle,
+                 "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle}
+    dram_section = dict(data.get("dram") or {})
+    if dram.read_bandwidth_words_per_cycle is not None:
+        if "bandwidth_bytes_per_cycle" in dram_section:
+            raise InputError("give DRAM's bandwidth once: in 'levels' or in 'dram', not both", source=source,
+                             line=line)
+        word = data.get("word_size_bytes", 1)
+        word = word if isinstance(word, int) and not isinstance(word, bool) else 1
+        dram_section["bandwidth_bytes_per_cycle"] = dram.read_bandwidth_words_per_cycle * word
+    out["dram"] = dram_section
+    energy = dict(data.get("energy") or {})
+    for lv, key in ((l1, "l1_access_pj"), (l2, "l2_access_pj"), (dram, "dram_access_pj")):
+        if lv.access_energy_pj is not None:
+            energy[key] = lv.access_energy_pj
+    if energy:
+        out["energy"] = energy
+    return out
 
 
 def dump_hardware(spec: HardwareSpec) -> str:

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from accelsim.hw.dram import DRAM_KINDS
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
 PositiveFloat = float  # validated through Field(gt=0)
@@ -136,19 +137,37 @@ class ReductionNoCSpec(_Strict):
 class DRAMSpec(_Strict):
     """Off-chip memory behind a DMA engine.
 
-    ``model: simple``: a transfer costs ``latency_cycles + bytes / bandwidth``, bytes rounded up
+    ``model``: one of the kinds of :mod:`accelsim.hw.dram`. ``simple``: a transfer costs ``latency_cycles + bytes / bandwidth``, bytes rounded up
     to whole bursts. ``model: dmazerunner``: each contiguous run costs
     ``setup_dma_cycles + dma_cycles_per_byte * bytes`` at ``dma_clock_mhz`` (dMazeRunner uses
     291 + 0.24 per byte), converted to accelerator cycles.
     """
 
-    model: Literal["simple", "dmazerunner"] = "simple"
+    model: str = "simple"  # a kind of accelsim.hw.dram
     bandwidth_bytes_per_cycle: float = Field(gt=0)
     latency_cycles: int = Field(default=0, ge=0)
     burst_bytes: PositiveInt = 64
     dma_clock_mhz: Optional[float] = Field(default=None, gt=0)
     setup_dma_cycles: float = Field(default=291.0, ge=0)
     dma_cycles_per_byte: float = Field(default=0.24, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, model: str) -> str:
+        return _known_kind(model, DRAM_KINDS)
+
+
+class ControllerSpec(_Strict):
+    """Policies of the accelerator's controller that hold back the schedule (each off unless a
+    design has it).
+
+    ``tile_barrier``: a step is not sent before every output drained so far has landed in L2:
+    ``output_tile`` at the first step of every output tile (an output-stationary mesh that
+    fills and drains each tile, as STONNE's TPU controller), ``weight_tile`` at every step that
+    loads weights (STONNE's MAERI controller: the next weight tile only after the previous
+    tile's outputs are written); ``none``: steps stream."""
+
+    tile_barrier: Literal["none", "output_tile", "weight_tile"] = "none"
 
 
 # Interstellar (Yang et al., ASPLOS 2020) Table 3, 16-bit access energy at 28 nm.
@@ -189,6 +208,28 @@ class EnergySpec(_Strict):
     noc_hop_pj: float = Field(default=NOC_HOP_ENERGY_PJ, ge=0)
 
 
+TENSORS: tuple[str, ...] = ("input", "weight", "output")
+Tensor = Literal["input", "weight", "output"]
+
+
+class StorageLevelSpec(_Strict):
+    """One storage level of the memory hierarchy, as data: ``instances`` says where its copies
+    sit (one per PE, one per cluster, one shared by the array); ``kind: dram`` is off-chip;
+    ``size_bytes`` None is unbounded (DRAM); bandwidths in words per cycle (None: not limited);
+    ``keeps`` the tensors it holds (the others bypass it); ``access_energy_pj`` per word (None:
+    from Interstellar Table 3 by size, or the DRAM figure)."""
+
+    name: str
+    instances: Literal["per_pe", "per_cluster", "shared"]
+    kind: Literal["buffer", "dram"] = "buffer"
+    size_bytes: Optional[PositiveInt] = None
+    read_bandwidth_words_per_cycle: Optional[float] = Field(default=None, gt=0)
+    write_bandwidth_words_per_cycle: Optional[float] = Field(default=None, gt=0)
+    double_buffered: bool = True
+    keeps: tuple[Tensor, ...] = ("input", "weight", "output")
+    access_energy_pj: Optional[float] = Field(default=None, ge=0)
+
+
 class HardwareSpec(_Strict):
     """A whole accelerator."""
 
@@ -203,10 +244,30 @@ class HardwareSpec(_Strict):
     reduction_noc: ReductionNoCSpec
     dram: DRAMSpec
     energy: EnergySpec = EnergySpec()
+    controller: ControllerSpec = ControllerSpec()
 
     @property
     def num_pes(self) -> int:
         return self.pe_array.count
+
+    @property
+    def levels(self) -> tuple[StorageLevelSpec, ...]:
+        """The memory hierarchy as data, innermost first: L1 (one per PE), L2 (shared), DRAM;
+        every level keeps every tensor (the models run these three levels). A hardware YAML
+        may give this list as ``levels`` instead of ``l1``/``l2`` (see the loader)."""
+        word = self.word_size_bytes
+        return (
+            StorageLevelSpec(name="L1", instances="per_pe", size_bytes=self.l1.size_bytes,
+                             double_buffered=self.l1.double_buffered, access_energy_pj=self.energy.l1_access_pj),
+            StorageLevelSpec(name="L2", instances="shared", size_bytes=self.l2.size_bytes,
+                             read_bandwidth_words_per_cycle=self.l2.read_bandwidth_words_per_cycle,
+                             write_bandwidth_words_per_cycle=self.l2.write_bandwidth_words_per_cycle,
+                             double_buffered=self.l2.double_buffered, access_energy_pj=self.energy.l2_access_pj),
+            StorageLevelSpec(name="DRAM", instances="shared", kind="dram",
+                             read_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,
+                             write_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,
+                             double_buffered=False, access_energy_pj=self.energy.dram_access_pj),
+        )
 
     @property
     def l1_energy_pj(self) -> float:

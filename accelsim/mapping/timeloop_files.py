@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from math import ceil, prod
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from pydantic import ValidationError
 
 from accelsim.errors import InputError, InputWarning
 from accelsim.hw.loader import apply_overrides, load_hardware
-from accelsim.hw.spec import HardwareSpec
+from accelsim.hw.spec import HardwareSpec, StorageLevelSpec
 from accelsim.input_files import load_yaml, read_text
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
 from accelsim.mapping.jobs import Job
@@ -41,6 +41,8 @@ from accelsim.mapping.timeloop_problem import TimeloopProblem, read_problem
 
 _FACTOR = re.compile(r"([A-Za-z]+)\s*=*\s*([0-9]+)(,([0-9]+))?")
 UNLIMITED_WORDS_PER_CYCLE = 2 ** 20
+UNBOUNDED_BYTES = 2 ** 30  # a level the architecture lacks, when no mapping sizes it
+_EMPTY_YIELDS = {"mapping", "problem", "architecture"}  # an empty one yields to the file that gives it
 _KIND_WORDS = ("temporal", "spatial", "bypass", "datatype", "dataspace")
 # keys of the other tools' inputs that may sit beside the three timeloop-model reads
 _IGNORED_KEYS = {"mapper", "constraints", "architecture_constraints", "mapspace", "mapspace_constraints",
@@ -88,6 +90,10 @@ def merge_texts(texts: Sequence[tuple[str, str]]) -> TimeloopInput:
             raise InputError("expected a mapping of Timeloop's top-level keys (architecture, problem, mapping, ...)",
                              source=str(path), line=doc.line(()))
         for key, value in doc.data.items():
+            if value in (None, [], {}) and key in _EMPTY_YIELDS:
+                continue  # the front end's dump holds "mapping: []" beside the mapper's file
+            if key in data and data[key] in (None, [], {}):
+                del data[key]
             if key in data:
                 raise InputError(f"top-level key '{key}' is also given in {origin[key]}", source=str(path),
                                  line=doc.line((str(key),)))
@@ -256,9 +262,24 @@ def _entries(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Pl
     out = [entry("DRAM", "temporal", lm.temporal[0], lm.temporal_perm[0])]
     n = len(arch.levels)
     top = True
+    pending: set[str] = set()  # dimensions of the temporal loops of the cluster level being built
+
+    def close_level() -> None:
+        """End the cluster level here with one sub-unit (a level of loops only): a dimension
+        looped twice in one level, or a fold over part of a fanout, has no directive form."""
+        nonlocal top
+        out.append(entry("L2", "spatial", {}, [], None if top else 1))
+        top = False
+        pending.clear()
+
     for i in range(0, min(plan.pe_first, n)):
         if i > 0:
-            out.append(entry("L2", "temporal", lm.temporal[i], lm.temporal_perm[i]))
+            looped = entry("L2", "temporal", lm.temporal[i], lm.temporal_perm[i])
+            dims_here = {d for d, f in looped.factors.items() if f > 1}
+            if dims_here & pending:
+                close_level()
+            out.append(looped)
+            pending |= dims_here
         if i == n - 1:
             break  # the fanout onto the MACs belongs to the PE's tile
         groups = _fanouts(lm, arch, i, dims, source)
@@ -267,15 +288,20 @@ def _entries(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Pl
         for fan, spread in groups:
             if not spread:
                 out.append(entry("L2", "spatial", {}, [], None if top else fan))
+                top = False
+                pending.clear()
             inner = prod(g for _, g in spread[1:])
             if spread and fan % inner:
                 raise InputError(f"mapping: spatial factors at {arch.levels[i].name} over {len(spread)} dimensions "
                                  f"do not divide its fanout {fan}; accelsim nests them as cluster levels",
                                  source=source)
             for k, (d, f) in enumerate(spread):
+                if k == 0 and prob.rename.get(d) in pending and f < fan // inner:
+                    close_level()  # the temporal loop over d stays a loop, not a fold over part of the fanout
                 fanout = (None if top else fan // inner) if k == 0 else f
                 out.append(entry("L2", "spatial", {d: f}, [d], fanout))
             top = False
+            pending.clear()
     pe: dict[str, int] = {}
     inside = [f for i in range(plan.pe_first, n) for f in (lm.temporal[i], lm.spatial[i])]
     inside += [lm.spatial[n - 1]] if plan.pe_first >= n else []  # the last level's fanout onto a PE's MACs
@@ -372,11 +398,36 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
 
 @dataclass(frozen=True)
 class TimeloopJob:
-    """The hardware spec, the network name and the one job the files describe."""
+    """The hardware spec, the network name and the one job the files describe; ``levels``:
+    Timeloop's storage levels as data, innermost first, and ``roles``: which accelsim level
+    each one became (``L1``, ``L2``, ``DRAM``, or ``cluster``: a buffer between L2 and the PEs
+    whose loops accelsim runs from L2)."""
 
     hw: HardwareSpec
     name: str
     jobs: list[Job]
+    levels: tuple[StorageLevelSpec, ...] = ()
+    roles: dict[str, str] = field(default_factory=dict)
+    tensors: dict[str, str] = field(default_factory=dict)  # input/weight/output -> Timeloop's data space
+
+
+def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> tuple[
+        tuple[StorageLevelSpec, ...], dict[str, str], dict[str, str]]:
+    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles."""
+    levels, roles = [], {}
+    n = len(arch.levels)
+    for i in range(n - 1, -1, -1):
+        lv = arch.levels[i]
+        kept = lm.kept[i]
+        keeps = tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+        where: Literal["per_pe", "per_cluster", "shared"] = (
+            "per_pe" if i >= plan.pe_first else "shared" if lv.instances == 1 else "per_cluster")
+        levels.append(StorageLevelSpec(
+            name=lv.name, instances=where, kind="dram" if i == 0 else "buffer", size_bytes=lv.size_bytes,
+            read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
+            double_buffered=False, keeps=keeps))  # type: ignore[arg-type]
+        roles[lv.name] = ("DRAM" if i == 0 else "L1" if i >= plan.pe_first else "L2" if i == 1 else "cluster")
+    return tuple(levels), roles, dict(prob.tensors)
 
 
 def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: str | None = None) -> TimeloopJob:
@@ -386,9 +437,14 @@ def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: s
 
 
 def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = (),
-                 hw_ref: str | HardwareSpec | None = None) -> TimeloopJob:
-    """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec."""
+                 hw_ref: str | HardwareSpec | None = None, mapping_used: bool | None = True) -> TimeloopJob:
+    """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec.
+    ``mapping_used=False`` (search): the layer and the hardware only; a mapping, if given, is
+    not read, and the jobs carry the problem's layer with an empty dataflow; None: the mapping
+    when the files give one."""
     merged = merge_texts(texts)
+    if mapping_used is None:
+        mapping_used = bool(merged.data.get("mapping"))
     source = ", ".join(dict.fromkeys(merged.origin.values()))
     if "sparse_optimizations" in merged.data:
         warnings.warn(f"{merged.origin['sparse_optimizations']}: sparse_optimizations are not modelled (no "
@@ -397,46 +453,69 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     arch = read_architecture(arch_spec, merged.origin[key], flat=key == "arch")
     _, problem = merged.need("problem")
     prob = read_problem(problem, merged.origin["problem"])
+    plan = _plan(arch)
+    name = Path(texts[0][1]).stem if texts else "timeloop"
+    if not mapping_used:
+        n = len(arch.levels)
+        lm = _LevelMap([{}] * n, [[]] * n, [{}] * n, [[]] * n, [None] * n, {})
+        job = Job(prob.layer, (), source)
+        hw = hw_ref if isinstance(hw_ref, HardwareSpec) else (
+            load_hardware(hw_ref, list(overrides)) if hw_ref is not None else _hardware(arch, plan, None, overrides,
+                                                                                       source))
+        return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob))
     _, mapping = merged.need("mapping")
     msource = merged.origin["mapping"]
     lm = _read_mapping(mapping, arch, prob, msource)
-    plan = _plan(arch)
     note = _bypass_note(lm, arch, prob, plan)
     if note is not None:
         warnings.warn(f"{msource}: {note}", InputWarning, stacklevel=2)
     nl = NestLayer(prob.layer, tuple(_entries(lm, arch, prob, plan, msource)), msource)
     job = Job(prob.layer, tuple(loopnest_dataflow(nl, plan.num_pes)), msource)
-    name = Path(texts[0][1]).stem if texts else "timeloop"
     if isinstance(hw_ref, HardwareSpec):
-        return TimeloopJob(hw_ref, name, [job])
+        return TimeloopJob(hw_ref, name, [job], *_as_data(arch, plan, lm, prob))
     if hw_ref is not None:
-        return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job])
-    return TimeloopJob(_hardware(arch, plan, job, overrides, source), name, [job])
+        return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
+    used = replace(plan, macs_per_pe=min(plan.macs_per_pe, _macs_used(lm, arch, plan)))
+    return TimeloopJob(_hardware(arch, used, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
 
 
-def _hardware(arch: TimeloopArch, plan: _Plan, job: Job, overrides: Sequence[str], source: str) -> HardwareSpec:
+def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
+    """The MACs of a PE the mapping's spatial loops onto them use (Timeloop's cycles count the
+    used ones: a PE computing at all its MACs would be faster than Timeloop says)."""
+    n = len(arch.levels)
+    spread = [lm.spatial[i] for i in range(min(plan.pe_first, n - 1), n)]
+    spread += [lm.container_spatial.get(name, ({}, []))[0] for name, c in arch.containers.items()
+               if c.above >= min(plan.pe_first, n - 1)]
+    return max(1, prod(f for factors in spread for f in factors.values()))
+
+
+def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
-    hold one half (a level that bypasses a tensor)."""
-    cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
+    hold one half (a level that bypasses a tensor). Without a job (search), the architecture's
+    sizes (a level it lacks: unbounded, 2^30 bytes)."""
     word_bytes = max(1, ceil(arch.mac_word_bits / 8))
-    need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
-    room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
     n = len(arch.levels)
     inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:]]
     l1_arch = sum(s for s in inside if s is not None) if inside and None not in inside else None
     l2_arch = arch.levels[1].size_bytes if plan.pe_first > 1 and n > 1 else None
-    grown = []
-    for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
-        if have is not None and have < need:
-            grown.append(f"{what} from {have} to {need} bytes")
-    if grown:
-        warnings.warn(f"{source}: accelsim holds every tensor of a tile at L2 and L1; sized "
-                      + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
-    # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations as
-    # fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
-    data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
+    if job is None:
+        data = _hardware_data(arch, plan, l1_arch or UNBOUNDED_BYTES, l2_arch or UNBOUNDED_BYTES)
+    else:
+        cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
+        need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
+        room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
+        grown = []
+        for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
+            if have is not None and have < need:
+                grown.append(f"{what} from {have} to {need} bytes")
+        if grown:
+            warnings.warn(f"{source}: accelsim holds every tensor of a tile at L2 and L1; sized "
+                          + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
+        # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations
+        # as fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
+        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)

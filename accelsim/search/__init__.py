@@ -16,7 +16,7 @@ from accelsim.search.executors import (
 )
 from accelsim.search.genome import Gene, Genome, genome_from_directives
 from accelsim.search.legality import Legality, check_candidate
-from accelsim.search.models import model_names
+from accelsim.cost_models import model_names
 
 __all__ = ["COLUMNS", "OBJECTIVES", "DaskExecutor", "Evaluator", "Gene", "Genome", "InProcess", "Legality",
            "LocalProcesses", "canonical_key", "check_candidate", "dataflow_text", "genome_from_directives",

@@ -1,13 +1,17 @@
 """``accelsim bench --search``: how fast candidates are screened, and how well workers scale.
 
 Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeriss_like``, the
-mappings the five named styles give it (scored in this process), then a fixed set of random genomes of the layer's default search space (seeded), scored by the analytical
-model in realistic mode, as a search would screen them: first in this process (one core), then
-by two local worker processes, then by a Dask LocalCluster of two single-threaded workers when
-``distributed`` is installed. Figures: candidates per second (every candidate, legal or not: a
-search pays for all of them) and model runs per second, the speed-up of two workers over one,
-and whether every executor returned the same rows. The load average is printed with them: the
-figures are only comparable at similar loads.
+mappings the five named styles give it (scored in this process), then a fixed set of random
+genomes of the layer's default search space (seeded), scored by the analytical model in
+realistic mode, as a search would screen them: in this process (1 worker), then by 2, 4, ...
+local worker processes up to the machine's cores, then by a Dask LocalCluster of as many
+single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
+layer's ten best legal schedules, as a two-stage search does. Figures: candidates per second
+(every candidate, legal or not: a search pays for all of them), the speed-up over 1 worker,
+whether every executor returned the same rows (wall times aside), and the share of the time
+spent in the parent process (encoding, merging, building frames) rather than waiting for the
+workers. The load average is printed with them: the figures are only comparable at similar
+loads; on a shared machine the speed-ups are capped by the cores other jobs leave free.
 """
 
 from __future__ import annotations
@@ -15,18 +19,40 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pandas as pd
 
 from accelsim.hw.loader import load_hardware
 from accelsim.search.evaluate import COLUMNS, Evaluator
-from accelsim.search.executors import Executor, InProcess, LocalProcesses
+from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses
+from accelsim.search.models import ModelTask, Screened
+from accelsim.search.run import top_k
 from accelsim.search.space import SearchSpace
 from accelsim.workload.tables import load_network
 
 QUICK_LAYERS = ("L3_Bottleneck4_3_2", "L8_CONV2_2_2", "L13_CONV5_1_3")
+RERANK_K = 10
 _SAME = [c for c in COLUMNS if c != "wall_seconds"]
+
+
+class _Timed:
+    """An executor that adds up the wall seconds its batches take (the time the parent waits)."""
+
+    def __init__(self, inner: Executor):
+        self.inner = inner
+        self.workers = inner.workers
+        self.seconds = 0.0
+
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        start = time.perf_counter()
+        try:
+            return self.inner.map_batches(task, batches)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _candidates(per_layer: int, quick: bool) -> list[tuple]:
@@ -62,38 +88,63 @@ def _style_work(quick: bool) -> list[tuple]:
     return out
 
 
-def _score(work: list[tuple], executor: Executor) -> tuple[float, pd.DataFrame]:
+def _score(work: list[tuple], executor: Executor, model: str = "analytical") -> tuple[float, float, pd.DataFrame]:
+    """(wall seconds, share of them in the parent, rows) of scoring ``work`` on ``executor``."""
     hw = load_hardware("eyeriss_like")
+    timed = _Timed(executor)
     frames = []
     start = time.perf_counter()
-    for layer, genomes in work:
-        with Evaluator(hw, layer, executor=executor) as ev:
-            frames.append(ev.evaluate(genomes))
-    return time.perf_counter() - start, pd.concat(frames, ignore_index=True)
+    for layer, candidates in work:
+        with Evaluator(hw, layer, model=model, executor=timed) as ev:
+            frames.append(ev.evaluate(candidates))
+    wall = time.perf_counter() - start
+    return wall, (wall - timed.seconds) / wall, pd.concat(frames, ignore_index=True)
+
+
+def worker_counts(cores: int) -> list[int]:
+    """2, 4, 8, ... below ``cores``, and ``cores`` itself (none for one core)."""
+    counts, n = [], 2
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    return counts + ([cores] if cores > 1 else [])
 
 
 def run_search_bench(quick: bool = False) -> Iterator[str]:
     """Run the scenario; yield one printable line per executor and the comparisons."""
     work = _candidates(40 if quick else 100, quick)
     n = sum(len(genomes) for _, genomes in work)
+    cores = os.cpu_count() or 1
     yield (f"screening {n} random genomes of {len(work)} marvel15 layers on eyeriss_like (analytical, realistic); "
-           f"load average {os.getloadavg()[0]:.1f}")
+           f"{cores} cores, load average {os.getloadavg()[0]:.1f}")
     styles = _style_work(quick)
-    styles_wall, _ = _score(styles, InProcess())
+    styles_wall, _, _ = _score(styles, InProcess())
     count = sum(len(mappings) for _, mappings in styles)
     yield f"the five named styles' mappings ({count}): {count / styles_wall:,.1f} candidates/s in 1 process"
-    one_wall, one = _score(work, InProcess())
+    cpu0 = time.process_time()
+    one_wall, one_parent, one = _score(work, InProcess())
+    one_cpu = time.process_time() - cpu0
     runs = int((one["status"] == "ok").sum())
-    yield (f"1 process: {one_wall:.1f} s, {n / one_wall:,.1f} candidates/s, {runs / one_wall:,.1f} model runs/s "
-           f"({runs} legal, {int((one['status'] == 'skipped').sum())} over the work budget)")
-    pool = LocalProcesses(2)
-    try:
-        _score(work[:1], pool)  # start-up (spawning, imports) is not what is measured
-        two_wall, two = _score(work, pool)
-    finally:
-        pool.close()
-    yield (f"2 local workers: {two_wall:.1f} s, {n / two_wall:,.1f} candidates/s, speed-up {one_wall / two_wall:.2f}x; "
-           f"rows identical: {one[_SAME].equals(two[_SAME])}")
+    yield (f"1 process: {one_wall:.1f} s ({one_cpu:.1f} s CPU), {n / one_wall:,.1f} candidates/s "
+           f"({n / one_cpu:,.1f} per CPU second), {runs / one_wall:,.1f} model runs/s ({runs} legal, "
+           f"{int((one['status'] == 'skipped').sum())} over the work budget); "
+           f"compile, check and scoring {100 * (1 - one_parent):.0f}%, the rest {100 * one_parent:.0f}%")
+    for workers in worker_counts(cores):
+        pool = LocalProcesses(workers)
+        try:
+            _score(work[:1], pool)  # start-up (spawning, imports) is paid once, not measured
+            wall, parent, rows = _score(work, pool)
+        finally:
+            pool.close()
+        yield (f"{workers} local workers: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
+               f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
+               f"time in the parent {100 * parent:.0f}%")
+    yield from _dask(work, n, one_wall, one, cores)
+    yield from _rerank(one)
+    yield f"load average after: {os.getloadavg()[0]:.1f}"
+
+
+def _dask(work: list[tuple], n: int, one_wall: float, one: pd.DataFrame, cores: int) -> Iterator[str]:
     try:
         import distributed
     except ImportError:
@@ -101,11 +152,25 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
         return
     from accelsim.search.executors import DaskExecutor
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        executor = DaskExecutor(client)
-        _score(work[:1], executor)
-        dask_wall, dask = _score(work, executor)
-    yield (f"Dask LocalCluster, 2 workers: {dask_wall:.1f} s, {n / dask_wall:,.1f} candidates/s, speed-up "
-           f"{one_wall / dask_wall:.2f}x; rows identical: {one[_SAME].equals(dask[_SAME])}")
-    yield f"load average after: {os.getloadavg()[0]:.1f}"
+    for workers in worker_counts(cores):
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            executor = DaskExecutor(client)
+            _score(work[:1], executor)
+            wall, parent, rows = _score(work, executor)
+        yield (f"Dask LocalCluster, {workers} workers: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
+               f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
+               f"time in the parent {100 * parent:.0f}%")
+
+
+def _rerank(screened: pd.DataFrame) -> Iterator[str]:
+    """The simulator on each layer's ``RERANK_K`` best screened schedules, in this process."""
+    work = [(layer, top_k(screened[screened["layer"] == layer.name], RERANK_K)["dataflow"].tolist())
+            for layer in load_network("marvel15").layers if (screened["layer"] == layer.name).any()]
+    n = sum(len(dataflows) for _, dataflows in work)
+    cpu0 = time.process_time()
+    wall, _, rows = _score(work, InProcess(), model="sim")
+    cpu = time.process_time() - cpu0
+    yield (f"two-stage re-rank, the simulator on each layer's {RERANK_K} best ({n}): {wall:.1f} s ({cpu:.1f} s CPU), "
+           f"{n / wall:,.1f} candidates/s ({n / cpu:,.1f} per CPU second), "
+           f"{int((rows['status'] == 'ok').sum())} simulated")

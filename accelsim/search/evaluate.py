@@ -13,9 +13,12 @@ utilization, accesses per tensor and level, stalls; see :mod:`accelsim.search.mo
 ``new`` is True the first time this evaluator returns a schedule: mappers count their budget in
 new rows.
 
-Candidates are checked in this process (compiling is cheap); each legal schedule not seen
-before is scored once, on the executor (local processes or Dask), whatever the batch or
-spelling it came in; later requests are answered from the cache. A legal candidate whose
+Candidates are encoded in this process; every text not seen before goes, in a few large
+batches per worker, to the executor (this process, local processes or Dask), whose workers
+compile it, check its legality and work, name its schedule and score each new legal schedule
+with the model's ``evaluate_many`` (:func:`accelsim.search.models.screen_batch`); this process
+only merges: each schedule is kept once, whatever the batch or spelling it came in, and later
+requests are answered from the cache. A legal candidate whose
 estimated work exceeds the model's ``work_budget`` (see
 :data:`accelsim.search.models.DEFAULT_WORK_BUDGETS`) is ``skipped`` (reason ``over_budget``). (A model that reads the
 mapping as written, ``maestro``, is cached by the written directives instead.)
@@ -30,6 +33,7 @@ from typing import Any, Self
 
 import pandas as pd
 
+from accelsim.cost_models import COST_MODELS, model_names
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
@@ -46,16 +50,7 @@ from accelsim.search.candidates import (
     written_key,
 )
 from accelsim.search.executors import Executor, make_executor
-from accelsim.search.legality import Legality, check_candidate
-from accelsim.search.models import (
-    DEFAULT_WORK_BUDGETS,
-    METRIC_COLUMNS,
-    WORK_UNITS,
-    WRITTEN_FORM_MODELS,
-    ModelTask,
-    model_names,
-    work_estimate,
-)
+from accelsim.search.models import DEFAULT_WORK_BUDGETS, METRIC_COLUMNS, ModelTask, Outcome
 from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
@@ -65,6 +60,7 @@ STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate"
 COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
 _FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
 INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
+BATCHES_PER_WORKER = 4
 
 
 class Evaluator:
@@ -83,13 +79,14 @@ class Evaluator:
             raise InputError(f"unknown model {model!r}; expected one of {', '.join(model_names())}")
         self.hw = load_hardware(hw) if isinstance(hw, str) else hw
         self.layer = layer
-        self.task = ModelTask(layer, self.hw, model, check_mode(mode))
         self.objective = objective
         self.work_budget = DEFAULT_WORK_BUDGETS.get(model, inf) if work_budget is None else work_budget
+        self.task = ModelTask(layer, self.hw, model, check_mode(mode), self.work_budget)
+        self._written = COST_MODELS[model].written_form
         self._owned = executor is None
         self.executor = executor if executor is not None else make_executor(workers, scheduler)
-        self._checked: dict[str, Legality] = {}  # candidate text -> legality
-        self._results: dict[str, dict[str, Any]] = {}  # canonical key -> status and metrics
+        self._checked: dict[str, tuple[str, bool, Outcome | None]] = {}  # text -> key, legal, verdict if not
+        self._results: dict[str, Outcome] = {}  # canonical key -> status and metrics
         self._served: set[str] = set()  # keys already returned as new
         self.model_runs = 0  # schedules scored by the model here (not from the cache or a preload)
 
@@ -111,25 +108,35 @@ class Evaluator:
         """One row per candidate, in order (see the module docstring). With ``limit``, stop
         before the candidate that would be the ``limit + 1``-th new schedule: the frame then
         holds fewer rows than candidates."""
+        encoded = [self._encode(candidate) for candidate in candidates]
+        # the texts not seen before are compiled, checked, named and scored in the workers
+        unseen = {enc.text: enc.dataflow for enc, failed in encoded if failed is None and enc.text not in self._checked}
+        scored = self._screen(unseen)
         wanted: list[tuple[Encoded, str, bool]] = []
-        pending: dict[str, tuple[Directive, ...]] = {}
+        missing: dict[str, tuple[Directive, ...]] = {}  # legal schedules checked earlier, never scored
         fresh: set[str] = set()
-        for candidate in candidates:
-            enc, legality = self._check(candidate)
-            key = legality.key if self.model not in WRITTEN_FORM_MODELS else written_key(dataflow_text(enc.dataflow))
+        for enc, failed in encoded:
+            key, legal, verdict = failed if failed is not None else self._checked[enc.text]
             new = key not in self._served and key not in fresh
             if new:
                 if limit is not None and len(fresh) >= limit:
                     break
                 fresh.add(key)
-            if key not in self._results and key not in pending:
-                if legality.legal:
-                    pending[key] = enc.dataflow
+            if key not in self._results:
+                if not legal:
+                    assert verdict is not None
+                    self._results[key] = verdict
+                elif key in scored:
+                    self._results[key] = scored[key]
+                    self.model_runs += 1
                 else:
-                    self._results[key] = {"status": legality.status, "reason": legality.reason,
-                                          "message": legality.message, "wall_seconds": 0.0}
+                    missing.setdefault(key, enc.dataflow)
             wanted.append((enc, key, new))
-        self._score(pending)
+        if missing:
+            again = self._screen({f"{i}": dataflow for i, dataflow in enumerate(missing.values())})
+            for key in missing:
+                self._results[key] = again[key]
+                self.model_runs += 1
         self._served |= fresh
         return self._frame([self._row(enc, key, new) for enc, key, new in wanted])
 
@@ -142,63 +149,66 @@ class Evaluator:
                 raise ValueError(f"cannot preload {record['model']}/{record['mode']} rows into a "
                                  f"{self.model}/{self.task.mode} evaluator")
             if record["key"] not in self._results:
-                self._results[record["key"]] = {k: _plain(record[k]) for k in
-                                                ("status", "reason", "message", *METRIC_COLUMNS, "wall_seconds")}
+                ok = record["status"] == "ok"
+                self._results[record["key"]] = Outcome(
+                    record["status"], _plain(record["reason"]), _plain(record["message"]),
+                    {k: _plain(record[k]) for k in METRIC_COLUMNS} if ok else None, record["wall_seconds"])
 
     # ----------------------------------------------------------------------------------------
-    def _check(self, candidate: Candidate) -> tuple[Encoded, Legality]:
+    def _encode(self, candidate: Candidate) -> tuple[Encoded, tuple[str, bool, Outcome] | None]:
+        """The candidate's kind, text and directives, and for one that cannot be encoded its
+        (key, legal, verdict): illegal."""
         try:
-            enc = encode(candidate, self.layer, self.hw.num_pes)
+            return encode(candidate, self.layer, self.hw.num_pes), None
         except MappingError as exc:  # a loop nest without a directive equivalent
             text = loopnest_text(candidate) if isinstance(candidate, NestLayer) else repr(candidate)
-            return Encoded("loopnest", text, ()), Legality("illegal", exc.reason or "invalid", exc.detail,
-                                                           text_key(text), None)
+            enc = Encoded("loopnest", text, ())
+            verdict = Outcome("illegal", exc.reason or "invalid", exc.detail)
         except InputError as exc:
             text = candidate if isinstance(candidate, str) else repr(candidate)
             enc = Encoded("directives", text, ())
-            return enc, Legality("illegal", "syntax", exc.detail, text_key(text), None)
-        legality = self._checked.get(enc.text)
-        if legality is None:
-            legality = check_candidate(self.layer, self.hw, enc.dataflow)
-            status, reason, message = legality.status, legality.reason, legality.message
-            work = work_estimate(self.model, legality.compiled) if legality.compiled is not None else None
-            if legality.legal and work is not None and work > self.work_budget:
-                status, reason = "skipped", "over_budget"
-                message = (f"the {self.model} model would evaluate {work:,} {WORK_UNITS[self.model]}, over the "
-                           f"budget of {self.work_budget:,} per candidate")
-            # the compiled mapping is not kept: the memo must stay small over long searches
-            legality = Legality(status, reason, message, legality.key, None)
-            self._checked[enc.text] = legality
-        return enc, legality
+            verdict = Outcome("illegal", "syntax", exc.detail)
+        key = written_key(dataflow_text(enc.dataflow)) if self._written else text_key(enc.text)
+        return enc, (key, False, verdict)
 
-    def _score(self, pending: dict[str, tuple[Directive, ...]]) -> None:
-        """Score the pending schedules on the executor, in batches."""
-        if not pending:
-            return
-        keys = list(pending)
-        # many small batches: candidates cost from microseconds to seconds, so workers balance
-        # by taking the next batch when done
-        parts = min(len(keys), self.executor.workers * 16 if self.executor.workers > 1 else 1)
-        bounds = [len(keys) * i // parts for i in range(parts + 1)]
-        batches = [keys[a:b] for a, b in pairwise(bounds)]
-        results = self.executor.map_batches(self.task, [[pending[k] for k in batch] for batch in batches])
+    def _screen(self, unseen: dict[str, tuple[Directive, ...]]) -> dict[str, Outcome]:
+        """Compile, check, name and score the ``unseen`` dataflows (by text) on the executor, in
+        batches; remember each text's (key, legal, verdict); the outcome of every schedule
+        scored, by key."""
+        if not unseen:
+            return {}
+        texts = list(unseen)
+        # a few large batches per worker: each batch pays one round trip, and workers still
+        # balance by taking the next batch when done (candidates cost microseconds to seconds)
+        workers = self.executor.workers
+        parts = min(len(texts), workers * BATCHES_PER_WORKER if workers > 1 else 1)
+        bounds = [len(texts) * i // parts for i in range(parts + 1)]
+        batches = [texts[a:b] for a, b in pairwise(bounds)]
+        results = self.executor.map_batches(self.task, [[unseen[t] for t in batch] for batch in batches])
+        scored: dict[str, Outcome] = {}
         for batch, out in zip(batches, results, strict=True):
-            for key, result in zip(batch, out, strict=True):
-                self._results[key] = result
-        self.model_runs += len(keys)
+            for text, screened in zip(batch, out, strict=True):
+                if screened.legal:
+                    if screened.outcome is not None:
+                        scored.setdefault(screened.key, screened.outcome)
+                    self._checked[text] = (screened.key, True, None)
+                else:
+                    self._checked[text] = (screened.key, False, screened.outcome)
+        return scored
 
     def _row(self, enc: Encoded, key: str, new: bool) -> dict[str, Any]:
         result = self._results[key]
-        ok = result["status"] == "ok"
-        cost = result[OBJECTIVES[self.objective]] if ok else inf
+        ok = result.status == "ok"
+        values = result.metrics or {}
+        cost = values[OBJECTIVES[self.objective]] if ok else inf
         row = {"layer": self.layer.name, "model": self.model, "mode": self.task.mode,
                "objective": self.objective, "encoding": enc.kind, "candidate": enc.text,
                "dataflow": dataflow_text(enc.dataflow), "key": key,
-               "status": result["status"], "reason": result.get("reason"), "message": result.get("message"),
+               "status": result.status, "reason": result.reason, "message": result.message,
                "cost": float(cost), "fitness": -float(cost)}
         for column in METRIC_COLUMNS:
-            row[column] = result.get(column) if ok else None
-        row["wall_seconds"] = result["wall_seconds"]
+            row[column] = values.get(column) if ok else None
+        row["wall_seconds"] = result.wall_seconds
         row["new"] = new
         return row
 

@@ -1,7 +1,7 @@
 """Where candidates are scored: in this process, in local worker processes, or on a Dask cluster.
 
-Every executor runs the same pure function (:func:`accelsim.search.models.run_batch`) on the
-same batches and returns their results in order, so results do not depend on the executor.
+Every executor runs the same pure function (:func:`accelsim.search.models.screen_batch`: compile,
+check, name and score a batch of candidates) on the same batches and returns their results in order, so results do not depend on the executor.
 Local workers are spawned once per executor and ignore Ctrl-C (the parent handles it and
 terminates them); a Dask cluster is reached by its scheduler address or a
 ``distributed.Client`` the caller already has (optional extra ``distributed``).
@@ -9,14 +9,17 @@ terminates them); a Dask cluster is reached by its scheduler address or a
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from accelsim.errors import InputError
 from accelsim.mapping.ast import Directive
-from accelsim.search.models import ModelTask, run_batch
+from accelsim.search.models import ModelTask, Screened, screen_batch
 
 Batch = Sequence[Sequence[Directive]]
 # the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
@@ -28,8 +31,8 @@ class Executor(Protocol):
 
     workers: int
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        """``run_batch(task, batch)`` for every batch, results in order."""
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        """``screen_batch(task, batch)`` for every batch, results in order."""
         ...
 
     def close(self) -> None:
@@ -42,16 +45,34 @@ class InProcess:
 
     workers = 1
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        return [run_batch(task, batch) for batch in batches]
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        return [screen_batch(task, batch) for batch in batches]
 
     def close(self) -> None:
         pass
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers)."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (Linux)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the process that started it dies (Linux; elsewhere
+    nothing), and exit at once if that has already happened."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _worker_start(parent: int) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it terminates the workers), and the
+    worker dies with the parent (killed, it cannot terminate them)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
 
 
 class LocalProcesses:
@@ -62,10 +83,11 @@ class LocalProcesses:
         if workers < 1:
             raise InputError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
-        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_start,
+                                                               initargs=(os.getpid(),))
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        return self._pool.starmap(run_batch, [(task, batch) for batch in batches], chunksize=1)
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        return self._pool.starmap(screen_batch, [(task, batch) for batch in batches], chunksize=1)
 
     def close(self) -> None:
         self._pool.terminate()
@@ -98,8 +120,8 @@ class DaskExecutor:
             self._owned = True
         self.workers = max(1, sum(self._client.nthreads().values()))
 
-    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[dict[str, Any]]]:
-        futures = self._client.map(run_batch, [task] * len(batches), list(batches), pure=False)
+    def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
+        futures = self._client.map(screen_batch, [task] * len(batches), list(batches), pure=False)
         try:
             return self._client.gather(futures)
         except BaseException:

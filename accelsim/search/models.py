@@ -1,11 +1,12 @@
-"""The cost models a search can score candidates with, and the metrics one run yields.
+"""The cost models a search can score candidates with, the metrics one run yields, and the
+work a worker does on a batch of candidates.
 
-``analytical`` is the closed-form model (:mod:`accelsim.analytical`), ``sim`` the SimPy
-simulator, and every further model registered for ``accelsim compare``
-(:data:`accelsim.compare.MODELS`, e.g. ``maestro`` once it exists) is available under its name.
-A :class:`ModelTask` (layer, hardware, model, mode) is everything a worker process needs; it
-scores a batch of legal dataflows and returns one plain dict of metrics per dataflow, never an
-exception.
+Every model of :data:`accelsim.cost_models.COST_MODELS` is available under its name
+(``analytical``, ``sim``, ``maestro``). A :class:`ModelTask` (layer, hardware, model, mode, work
+budget) is everything a worker process needs: :func:`screen_batch` compiles a batch of
+candidate dataflows, checks their legality and work, names their schedules and scores the new
+legal ones with the model's ``evaluate_many``, returning one typed :class:`Screened` per
+dataflow, never an exception.
 """
 
 from __future__ import annotations
@@ -15,61 +16,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accelsim.compare import MODELS
+from accelsim.cost_models import COST_MODELS, EvalJob, model_names
 from accelsim.errors import MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
-from accelsim.mapping.compile import CompiledMapping, compile_mapping
-from accelsim.mapping.geometry import case_count
 from accelsim.mapping.jobs import Job
 from accelsim.model_options import MODES, check_mode
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
-from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.search.candidates import dataflow_text, written_key
+from accelsim.search.legality import Legality, check_candidate
 from accelsim.workload.ops import Layer
 
-SIMULATOR = "sim"
-# Models that read the mapping as written (MAESTRO's own reading), not the compiled schedule:
-# two spellings of one schedule may cost differently there, so their results are cached by text.
-WRITTEN_FORM_MODELS = frozenset({"maestro"})
-
-
-def model_names() -> tuple[str, ...]:
-    """Models a search can use: ``analytical``, ``sim`` and the other registered models."""
-    return tuple(sorted({SIMULATOR, *MODELS}))
+# How much work a model may spend on one candidate before the evaluator skips it (status
+# ``skipped``, reason ``over_budget``), in the model's ``work_units``: the analytical model's
+# iteration cases times the PEs; the simulator's iteration cases (a demand per case, and the
+# steps it executes before each class of iterations repeats and is warped over).
+DEFAULT_WORK_BUDGETS = {"analytical": 200_000, "sim": 200_000}
 
 
 @dataclass(frozen=True)
 class ModelTask:
-    """What scoring needs besides the candidate: the layer, the hardware, the model and the
-    fidelity mode (``realistic`` or ``maestro``)."""
+    """What scoring needs besides the candidate: the layer, the hardware, the model, the
+    fidelity mode (``realistic`` or ``maestro``) and the most work a candidate may take."""
 
     layer: Layer
     hw: HardwareSpec
     model: str
     mode: str
+    work_budget: float = float("inf")
 
     def __post_init__(self) -> None:
         if self.model not in model_names():
             raise ValueError(f"unknown model {self.model!r}; expected one of {', '.join(model_names())}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
-
-
-# How much work a model may spend on one candidate before the evaluator skips it (status
-# ``skipped``, reason ``over_budget``): the analytical model's cost grows with its iteration cases
-# times the PEs (boxes evaluated); the simulator's with its iteration cases (a demand per case,
-# and the steps it executes before each class of iterations repeats and is warped over).
-DEFAULT_WORK_BUDGETS = {"analytical": 200_000, SIMULATOR: 200_000}
-WORK_UNITS = {"analytical": "iteration cases x PEs", SIMULATOR: "iteration cases"}
-
-
-def work_estimate(model: str, cm: CompiledMapping) -> int | None:
-    """The work ``model`` would spend on ``cm`` in the units of :data:`WORK_UNITS` (None: not
-    estimated for this model)."""
-    if model not in ("analytical", SIMULATOR):
-        return None
-    cases = case_count(cm)
-    return cases * cm.used_pes if model == "analytical" else cases
 
 
 ACCESS_COLUMNS = tuple(f"{t}_{f}" for t in TENSORS for f in ACCESS_FIELDS)
@@ -107,28 +87,99 @@ def metrics(result: LayerResult) -> dict[str, Any]:
     return row
 
 
-def run_model(task: ModelTask, dataflow: Sequence[Directive]) -> dict[str, Any]:
-    """Score one legal dataflow: ``{"status": "ok", metrics..., "wall_seconds"}``; a model that
-    refuses it gives ``illegal`` with its reason, a model that fails ``error`` with the
-    exception's type as reason (a bug to report, kept in the row instead of stopping the search)."""
-    start = time.perf_counter()
+@dataclass(frozen=True)
+class Outcome:
+    """A schedule's verdict: ``status`` (``ok``, ``illegal``, ``skipped`` or ``error``), its
+    ``reason`` code and ``message`` (None when ok), the model's metric columns (None unless
+    ok; see :func:`metrics`) and the seconds scoring took."""
+
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    metrics: dict[str, Any] | None = None
+    wall_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Screened:
+    """One candidate dataflow after a worker's look: its schedule's ``key`` (canonical, or the
+    written text for a model that reads the mapping as written), its legality verdict
+    (``outcome`` of an illegal or skipped one) and, for a legal one, the model's outcome
+    (None where the batch scored the same schedule before)."""
+
+    key: str
+    legal: bool
+    outcome: Outcome | None
+
+
+def _legality(task: ModelTask, dataflow: Sequence[Directive]) -> tuple[Legality, Outcome | None]:
+    """The candidate's legality, and the outcome of one that is not to be scored (illegal, or
+    over the work budget)."""
+    legality = check_candidate(task.layer, task.hw, dataflow)
+    if not legality.legal:
+        return legality, Outcome(legality.status, legality.reason, legality.message)
+    model = COST_MODELS[task.model]
+    work = model.work(legality.compiled) if legality.compiled is not None else None
+    if work is not None and work > task.work_budget:
+        return legality, Outcome("skipped", "over_budget", f"the {task.model} model would evaluate {work:,} "
+                                 f"{model.work_units}, over the budget of {task.work_budget:,} per candidate")
+    return legality, None
+
+
+def _score(task: ModelTask, jobs: list[EvalJob], started: list[float]) -> list[Outcome]:
+    """The model's outcomes for ``jobs`` (one batch through ``evaluate_many``; where that
+    fails, job by job, so a refusal or a bug stays in its own row)."""
+    model = COST_MODELS[task.model]
     try:
-        cm = compile_mapping(task.layer, dataflow, task.hw.num_pes, source="candidate")
-        if task.model == SIMULATOR:
-            result = simulate_layer(cm, task.hw, SimOptions(mode=check_mode(task.mode)))
+        results: list[LayerResult | BaseException] = list(model.evaluate_many(jobs))
+    except Exception:  # noqa: BLE001 - find the job that failed
+        results = []
+        for job in jobs:
+            try:
+                results.append(model.evaluate(job))
+            except Exception as exc:  # noqa: BLE001 - a model bug must not stop a search; the row keeps it
+                results.append(exc)
+    end = time.perf_counter()
+    out = []
+    for result, start in zip(results, started, strict=True):
+        wall = end - start if len(jobs) == 1 else (result.wall_seconds if isinstance(result, LayerResult) else 0.0)
+        if isinstance(result, MappingError):
+            out.append(Outcome("illegal", result.reason or "invalid", result.detail, None, wall))
+        elif isinstance(result, BaseException):
+            out.append(Outcome("error", type(result).__name__, str(result), None, wall))
         else:
-            result = MODELS[task.model](cm, task.hw, task.mode, job=Job(task.layer, tuple(dataflow), "candidate"))
-    except MappingError as exc:
-        return {"status": "illegal", "reason": exc.reason or "invalid", "message": exc.detail,
-                "wall_seconds": time.perf_counter() - start}
-    except Exception as exc:  # noqa: BLE001 - a model bug must not stop a search; the row keeps it
-        return {"status": "error", "reason": type(exc).__name__, "message": str(exc),
-                "wall_seconds": time.perf_counter() - start}
-    row = {"status": "ok", **metrics(result)}
-    row["wall_seconds"] = time.perf_counter() - start
-    return row
+            out.append(Outcome("ok", metrics=metrics(result), wall_seconds=wall))
+    return out
 
 
-def run_batch(task: ModelTask, dataflows: Sequence[Sequence[Directive]]) -> list[dict[str, Any]]:
-    """:func:`run_model` for each dataflow, in order (the unit of work sent to a worker)."""
-    return [run_model(task, dataflow) for dataflow in dataflows]
+def screen_batch(task: ModelTask, dataflows: Sequence[Sequence[Directive]]) -> list[Screened]:
+    """Compile, check and name every dataflow of the batch, and score each legal schedule the
+    batch has not scored yet (the unit of work sent to a worker), in order."""
+    written = COST_MODELS[task.model].written_form
+    keys: list[str] = []
+    legal: list[bool] = []
+    verdicts: list[Outcome | None] = []
+    jobs: list[EvalJob] = []
+    started: list[float] = []
+    position: dict[str, int] = {}  # key -> index among jobs
+    for dataflow in dataflows:
+        start = time.perf_counter()
+        legality, verdict = _legality(task, dataflow)
+        key = written_key(dataflow_text(dataflow)) if written else legality.key
+        keys.append(key)
+        legal.append(verdict is None)
+        verdicts.append(verdict)
+        if verdict is None and key not in position and legality.compiled is not None:
+            position[key] = len(jobs)
+            jobs.append(EvalJob(legality.compiled, task.hw, check_mode(task.mode),
+                                Job(task.layer, tuple(dataflow), "candidate")))
+            started.append(start)
+    scored = _score(task, jobs, started) if jobs else []
+    out, told = [], set()
+    for key, ok, verdict in zip(keys, legal, verdicts):
+        if ok and key not in told:
+            told.add(key)
+            out.append(Screened(key, True, scored[position[key]]))
+        else:
+            out.append(Screened(key, ok, verdict))
+    return out

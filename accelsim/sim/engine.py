@@ -54,38 +54,26 @@ from math import ceil
 from typing import Any, Generator, Protocol
 
 import simpy
-from simpy.core import EmptySchedule
 
 from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, check_reduction_support
-from accelsim.model_options import Mode, SystolicFold
+from accelsim.model_options import IDEAL_EFFECTS, Mode, SystolicFold
+from accelsim.rates import effective_rates, idealized
+from accelsim.tally import LayerCounts, layer_result
 from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
 from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand
 from accelsim.mapping.tiles import TileDemand
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
+from accelsim.sim.components import (
+    Announcements, ArrivalQueue, Channel, DrainQueue, Pools, Processes, StepQueue, Tally, TileQueue)
+from accelsim.sim.context import SimContext
 from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
-
-# The realistic effects that mode "maestro" replaces by MAESTRO's ideal all at once;
-# ``SimOptions.ideal`` replaces single ones (ablation: accelsim.compare.attribution).
-IDEAL_EFFECTS = (
-    "multicast",  # every network multicasts
-    "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
-    "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
-    "shared_egress",  # outputs never compete with operands on the distribution network
-    "packed_egress",  # one step's drains as one transfer, not per reduction group
-    "ingress_latency",  # no distribution-network latency
-    "reduction_latency",  # no reduction-network hop latency
-    "mac_pipeline",  # no MAC pipeline depth
-    "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
-    "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
-)
-
 
 class ValueHooks(Protocol):
     """Functional execution (:class:`accelsim.functional.datapath.DatapathValues`): called
@@ -138,7 +126,7 @@ class SimOptions:
     @property
     def idealized(self) -> frozenset[str]:
         """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
-        return frozenset(IDEAL_EFFECTS) if self.mode == "maestro" else self.ideal
+        return idealized(self.mode, self.ideal)
 
 
 class LayerSimulation:
@@ -154,38 +142,33 @@ class LayerSimulation:
         self.values = values  # functional execution: values ride on the transfers
         self.progress = progress
         self.ideal = options.idealized
-        noc, red = hw.distribution_noc, hw.reduction_noc
-        self.dist_kind = DISTRIBUTION_KINDS[noc.kind]
-        self.red_kind = REDUCTION_KINDS[red.kind]
-        ingress_bw = noc.bandwidth_words_per_cycle
-        egress_bw = red.bandwidth_words_per_cycle if self.red_kind.exists else ingress_bw
-        if "l2_ports" not in self.ideal:
-            ingress_bw = min(ingress_bw, hw.l2.read_bandwidth_words_per_cycle)
-            egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
-        self.ingress_bw = ingress_bw
-        self.egress_bw = egress_bw
+        self.dist_kind = DISTRIBUTION_KINDS[hw.distribution_noc.kind]
+        self.red_kind = REDUCTION_KINDS[hw.reduction_noc.kind]
+        self.rates = rates = effective_rates(hw, self.ideal)
+        self.ingress_bw = rates.ingress_words_per_cycle
+        self.egress_bw = rates.egress_words_per_cycle
         self.profile_options = ProfileOptions(
-            multicast="multicast" in self.ideal or noc.multicast or self.dist_kind.always_multicast,
-            noc_bandwidth_words_per_cycle=ingress_bw,
-            egress_bandwidth_words_per_cycle=egress_bw,
+            multicast=rates.multicast,
+            noc_bandwidth_words_per_cycle=self.ingress_bw,
+            egress_bandwidth_words_per_cycle=self.egress_bw,
             detail=options.per_pe,
-            packed_ingress=self.dist_kind.packed,
-            packed_egress=self.red_kind.packed,
             exact=not options.check_legality,
+            ports=rates.ports,
+            port_block_pes=rates.port_block_pes,
+            port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
         )
-        double_l1 = "double_buffering" in self.ideal or hw.l1.double_buffered
-        double_l2 = "double_buffering" in self.ideal or hw.l2.double_buffered
-        self.l2_buffers = 2 if double_l2 else 1
-        self.buffers = 2 if double_l1 else 1  # L1 operand buffers = L1 output buffers per PE
-        pes = hw.pe_array
-        self.ingress_latency = 0 if "ingress_latency" in self.ideal else \
-            noc.latency_cycles * self.dist_kind.hops(pes.rows, pes.cols)
-        self.pipeline = 0 if "mac_pipeline" in self.ideal else pes.mac_pipeline_latency_cycles - 1
-        # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
-        # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self.ingress_latency if self.dist_kind.registers_steps else 0)
+        self.l2_buffers = rates.l2_buffers
+        self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
+        self.ingress_latency = rates.ingress_latency_cycles
+        self.pipeline = rates.drain_delay_cycles
+        # operand tiles in flight: L1's buffers, plus on systolic links and a pipelined tree one
+        # per pipeline stage (each hop's register holds one step's data, so the latency does not
+        # throttle)
+        self.operand_slots = self.buffers + rates.register_stages
         # MAESTRO assumes no contention: outputs do not compete with operands
-        self.shared_egress = not self.red_kind.exists and "shared_egress" not in self.ideal
+        self.shared_egress = rates.shared_egress
+        # the controller's tile barrier (hw.controller; none where idealized)
+        self.barrier = rates.tile_barrier
         self.events = 0
 
     @property
@@ -196,9 +179,7 @@ class LayerSimulation:
     # ------------------------------------------------------------------ timing rules
     def _reduction_latency(self, group: int) -> int:
         """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        if "reduction_latency" in self.ideal or group <= 1:
-            return 0
-        return self.hw.reduction_noc.latency_cycles_per_hop * self.red_kind.hops(group)
+        return self.rates.reduction_latency_cycles(group)
 
     def _record(self, component: str, kind: str, start: float, end: float, step: int,
                 tensor: str = "", words: int = 0, pes: int = 0) -> None:
@@ -222,15 +203,33 @@ class LayerSimulation:
 
     # ------------------------------------------------------------------ run
     def run(self) -> LayerResult:
-        wall0 = time.perf_counter()
+        """Simulate the layer alone on a context of its own and return its result."""
+        context = SimContext()
+        context.enter()
+        finished = self.start(context)
+        context.run()
+        context.leave()
+        result = finished.value
+        assert isinstance(result, LayerResult)
+        return result
+
+    def start(self, context: SimContext, channel_priority: int = 0) -> simpy.Event:
+        """Start the layer's processes on ``context`` at its current cycle, its DMA transfers on
+        the context's channel (``channel_priority``: lower first, where the channel grants by
+        priority); the event returned succeeds with the :class:`LayerResult` (cycles counted
+        from the start) once the last output has been written back."""
+        self.wall0 = time.perf_counter()
         cm, hw = self.cm, self.hw
         if self.options.check_legality:
             check_reduction_support(cm, self.red_kind.exists)
-        env = simpy.Environment()
+        env = context.env
+        self.context = context
         self.env = env
+        self.t0 = self.clock()
         self.noc = simpy.Resource(env, 1) if self.shared_egress else None  # None: one user, no arbitration
         self.egress = self.noc
-        self.dram = simpy.Resource(env, 1)
+        self.dram = context.channel
+        self.channel_priority = channel_priority
         self.l2_slots = self._slots("l2", self.l2_buffers)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
@@ -248,37 +247,61 @@ class LayerSimulation:
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
-        self.track = Trackers()
-        self.accounted_until = 0  # the array's cycles up to here are busy or attributed stalls
+        self.track = Trackers(self.t0, self.t0, self.t0)
+        self.accounted_until = self.t0  # the array's cycles up to here are busy or attributed stalls
         self.warps = (self.options.fast_forward and not self.options.per_pe and self.sink is None
                       and self.values is None)
         self.states = {name: ProcessState(name) for name in ("dma_in", "distribute", "compute", "drain", "dma_out")}
         self.owner: dict[simpy.Process, ProcessState] = {}
-        self.warp = Warp(self)
+        processes = Processes(self.states, self.owner)
+        self.warp = Warp(context, processes, [
+            processes, StepQueue(self.ready), DrainQueue(self.drain_q), TileQueue(self.wb_q),
+            ArrivalQueue(self.l2_ready), Pools([self.l1_slots, self.out_slots, self.l2_slots]),
+            Channel(self.dram, processes), Channel(self.noc, processes),
+            Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
+            Tally(self.count, self.track)], self._jumped)
         self._parts_cache: dict[int, list] = {}
+        self.finished = env.event()
+        context.attach(self.warp)
         self._spawn(self._dma_in(), self.states["dma_in"])
         self._spawn(self._distribute(), self.states["distribute"])
         self._spawn(self._compute(), self.states["compute"])
         self._spawn(self._drain(), self.states["drain"])
         self._spawn(self._dma_out(), self.states["dma_out"])
-        self._run_events()
+        return self.finished
+
+    def _finish(self) -> None:
+        """The last output is written back: attribute the cycles after the array's last one and
+        hand the result to whoever waits for ``finished``."""
+        self.context.detach(self.warp)
         track = self.track
-        cycles = int(max(track.write_end, track.compute_end, track.drain_end))
+        end = int(max(track.write_end, track.compute_end, track.drain_end))
         # time after the array's last attributed cycle (its last computation, or its wait for an
         # output buffer after it): the MAC pipeline empties (compute), outputs drain
         # (reduction) and are written back (dram)
         after = int(self.accounted_until)
         emptied = max(after, min(int(track.compute_end) + self.pipeline, int(track.drain_end)))
         drained = max(after, int(track.drain_end))
-        for cause, start, end in (("compute", after, emptied), ("reduction", emptied, drained),
-                                  ("dram", drained, max(drained, cycles))):
-            self.count.stall[cause] += end - start
-            self._stall(cause, start, end, self.count.steps_done)
-        return self._result(cycles, time.perf_counter() - wall0)
+        for cause, start, stop in (("compute", after, emptied), ("reduction", emptied, drained),
+                                   ("dram", drained, max(drained, end))):
+            self.count.stall[cause] += stop - start
+            self._stall(cause, start, stop, self.count.steps_done)
+        self.finished.succeed(self._result(end - self.t0, time.perf_counter() - self.wall0))
+
+    def _jumped(self, steps: int) -> None:
+        """A warp skipped ``steps`` steps."""
+        if self.progress is not None:
+            self.progress(self.count.steps_done, self.cm.steps)
 
     def clock(self) -> int:
         """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
         return int(self.env.now)
+
+    def _channel_request(self) -> simpy.resources.resource.Request:
+        """Ask for the off-chip channel (by priority where it grants by priority)."""
+        if isinstance(self.dram, simpy.PriorityResource):
+            return self.dram.request(priority=self.channel_priority)
+        return self.dram.request()
 
     def _retire(self) -> None:
         """The active transient process is done: it no longer belongs to the state."""
@@ -290,19 +313,6 @@ class LayerSimulation:
         process = self.env.process(generator)
         self.owner[process] = state
         return process
-
-    def _run_events(self) -> None:
-        """Process every event; at the first moment with no event left at the current cycle
-        after a checkpoint was reached, take it (see :meth:`_checkpoints`)."""
-        env, warp = self.env, self.warp
-        step, peek = env.step, env.peek
-        while True:
-            if warp.pending and peek() > env.now:
-                warp.take()
-            try:
-                step()
-            except EmptySchedule:
-                return
 
     # ------------------------------------------------------------------ processes
     def _dma_in(self) -> Process:
@@ -318,9 +328,9 @@ class LayerSimulation:
                 yield from self._wait(self.write_backs, st, "wb")
             words = sum(tile.read_words.values())
             if words:
-                busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), "dram" in self.ideal)
+                busy, latency = dma_cycles(self.hw, words, sum(tile.read_runs.values()), self.rates.ideal_dram)
                 st.phase = "dram_request"
-                request = self.dram.request()
+                request = self._channel_request()
                 yield request
                 st.phase = "dma"
                 st.start = self.clock()
@@ -368,18 +378,29 @@ class LayerSimulation:
         return True
 
     def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
-        """A step's transfers on the distribution network: (tensor, words, serial cycles, packets)."""
+        """A step's transfers on the distribution network: (tensor, words, cycles, packets).
+        The tensors share the network for the step's ``ingress_cycles``; each is shown for its
+        share of them, in proportion to its words (the cycles add up to the step's)."""
         found = self._parts_cache.get(id(demand))
         if found is None:
-            if "packed_ingress" in self.ideal:
-                words = demand.input.words + demand.weight.words + demand.readback.words
-                found = [("", words, ceil(words / self.ingress_bw), ())] if words else []
-            else:
-                found = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
-                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
-                                            ("output", demand.readback)) if ts.words]
+            sets = [(tensor, ts) for tensor, ts in (("input", demand.input), ("weight", demand.weight),
+                                                    ("output", demand.readback)) if ts.words]
+            total = sum(ts.words for _, ts in sets)
+            found, sent, shown = [], 0, 0
+            for tensor, ts in sets:
+                sent += ts.words
+                share = ceil(sent * demand.ingress_cycles / total) - shown
+                shown += share
+                found.append((tensor, ts.words, share, ts.packet_words))
             self._parts_cache[id(demand)] = found
         return found
+
+    def _at_barrier(self, step: int, demand: StepDemand) -> bool:
+        """Whether the controller holds ``step`` until every earlier output has landed: the
+        first step of an output tile (``output_tile``) or a step loading weights (``weight_tile``)."""
+        if self.barrier == "output_tile":
+            return step % self.profile.run_steps == 0
+        return demand.weight.words > 0
 
     def _distribute(self) -> Process:
         st, profile = self.states["distribute"], self.profile
@@ -389,7 +410,7 @@ class LayerSimulation:
         while st.step < total:
             demand, checkpoint = cursor.at(st.step)
             if checkpoint is not None and self.warps:
-                self.warp.pending.append(checkpoint)
+                self.warp.reach(checkpoint)
             parts = self._parts(demand)
             if demand.tile_first:
                 st.phase = "l2_ready"
@@ -403,11 +424,13 @@ class LayerSimulation:
                 # a visit in which no PE worked drained nothing: the one before it did
                 while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
                     st.key = profile.visits.previous_end(st.key)
-            held = self.clock() - st.since  # cycles the step was held for its partial sums
+            if self.barrier != "none" and st.step and self._at_barrier(st.step, demand):
+                st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
+                yield from self._wait(self.partial_sums, st, "psum")
+            held = self.clock() - st.since  # cycles the step was held for partial sums or the barrier
             if parts:
                 st.phase = "send"
-                yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
-                                      self.profile_options.packed_ingress)
+                yield from self._send(self.noc, "distribution_noc", st.step, parts)
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
@@ -419,9 +442,9 @@ class LayerSimulation:
         st.phase = "done"
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Process:
-        """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
-        step, back to back. ``network`` is None when one process owns it alone.
+              parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
+        """Occupy a network for all ``parts`` (tensor, words, cycles, packets) of one step,
+        back to back. ``network`` is None when one process owns it alone.
 
         Per-PE execution also sends the listed packets one by one in a process of their own,
         which must end exactly when the burst does (checked)."""
@@ -432,7 +455,7 @@ class LayerSimulation:
         start = env.now
         total = sum(serial for _, _, serial, _ in parts)
         if any(packets for _, _, _, packets in parts):
-            env.process(self._packets(component, step, parts, bandwidth, packed, start + total))
+            env.process(self._packets(component, step, parts, start + total))
         yield env.timeout(total)
         start = env.now - total
         for tensor, words, serial, _ in parts:
@@ -442,17 +465,16 @@ class LayerSimulation:
             network.release(request)
 
     def _packets(self, component: str, step: int, parts: list[tuple[str, int, int, tuple[int, ...]]],
-                 bandwidth: float, packed: bool, end: float) -> Process:
-        """The packets of one step, one event each: packed packets share the width, so packet i
-        of a tensor ends at ceil(words sent so far / bandwidth)."""
+                 end: float) -> Process:
+        """The packets of one step, one event each: the packets of a tensor share its part of
+        the burst, so packet i ends once the words sent so far have had their share of it."""
         env = self.env
         for tensor, words, serial, packets in parts:
             began, sent = env.now, 0
             for w in packets:
                 start = env.now
                 sent += w
-                finish = began + ceil(sent / bandwidth) if packed else start + ceil(w / bandwidth)
-                yield env.timeout(finish - env.now)
+                yield env.timeout(began + ceil(sent * serial / words) - env.now)
                 self._record(component, "packet", start, env.now, step, tensor, w)
             if env.now != began + serial:
                 raise AssertionError(f"step {step}: {tensor} packets end at {env.now}, burst at {began + serial}")
@@ -518,7 +540,7 @@ class LayerSimulation:
                 st.stalls[2] = self.clock() - st.done_at
                 self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
-                if d.drain_partial:
+                if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                     self.partial_sums.promise(token.step)
             self.partial_sums.reach(token.step + 1)
             stalls = st.stalls
@@ -552,7 +574,6 @@ class LayerSimulation:
     def _drain(self) -> Process:
         env, st = self.env, self.states["drain"]
         landing: list[simpy.Process] = []
-        ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
         while True:
             st.phase = "get"
             token: DrainToken | None = yield self.drain_q.get()
@@ -569,22 +590,18 @@ class LayerSimulation:
             d = token.demand
             latency = 0
             if d.drain_groups:
-                if ideal_packed:
-                    part: tuple[str, int, int, tuple[int, ...]] = (
-                        "output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
-                else:
-                    part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
+                part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 latency = self._reduction_latency(d.drain_max_group)
                 st.phase = "send"
-                yield from self._send(self.egress, "reduction_noc", token.step, [part], self.egress_bw,
-                                      self.profile_options.packed_egress)
+                yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]
                 out.l1_read += d.drain_pe_words
                 out.l2_write += d.drain_words
                 self.count.egress_words += d.drain_pe_words
                 if self.values is not None:
                     self.values.drained(token.step, d)
-            if d.drain_partial:  # a later visit reads these partial sums back once they landed
+            # a later visit reads these partial sums back once they landed; a barrier waits for them
+            if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                 self.partial_sums.announce(token.step, self.clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
@@ -613,12 +630,12 @@ class LayerSimulation:
             tile = yield self.wb_q.get()
             if tile is None:
                 st.phase = "done"
-                return
+                break
             st.tile = tile
             td: TileDemand = self.tiles.traffic(tile)
-            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, "dram" in self.ideal)
+            busy, latency = dma_cycles(self.hw, td.write_words, td.write_runs, self.rates.ideal_dram)
             st.phase = "dram_request"
-            request = self.dram.request()
+            request = self._channel_request()
             yield request
             st.phase = "dma"
             st.start = self.clock()
@@ -632,55 +649,18 @@ class LayerSimulation:
             out.l2_read += td.write_words
             out.dram_write += td.write_words
             self.track.write_end = max(self.track.write_end, self.clock() + latency)
+        self._finish()
 
     # ------------------------------------------------------------------ result
     def _result(self, cycles: int, wall: float) -> LayerResult:
-        cm, hw = self.cm, self.hw
-        l1_req = self.profile.l1_required_words * hw.word_size_bytes * self.buffers
-        l2_req = self.profile.l2_required_words * hw.word_size_bytes * self.l2_buffers
-        energy = self._energy()
-        mpc = hw.pe_array.macs_per_pe_per_cycle
         count = self.count
-        return fill_bounds(LayerResult(
-            layer=cm.layer.name,
-            op=cm.layer.op.value,
-            hw=hw.name,
-            mode=self.options.mode,
-            cycles=cycles,
-            macs=count.macs,
-            num_pes=hw.num_pes,
-            used_pes=cm.used_pes,
-            pe_utilization=count.macs / (hw.num_pes * mpc * cycles) if cycles else 0.0,
-            compute_busy_cycles=int(count.busy),
-            stall_cycles=dict(count.stall),
-            energy_pj=sum(energy.values()),
-            energy_breakdown_pj=energy,
-            accesses=count.acc,
-            noc_words=count.noc_words,
-            noc_delivered_words=count.noc_dest,
-            multicast_factor=count.noc_dest / count.noc_words if count.noc_words else 1.0,
-            egress_words=count.egress_words,
-            l1_required_bytes=l1_req,
-            l2_required_bytes=l2_req,
-            l1_size_bytes=hw.l1.size_bytes,
-            l2_size_bytes=hw.l2.size_bytes,
-            steps=count.steps_done,
-            events=self.events,
-            wall_seconds=wall,
-        ), hw)
-
-    def _energy(self) -> dict[str, float]:
-        hw, count = self.hw, self.count
-        l1 = sum(a.l1_read + a.l1_write for a in count.acc.values())
-        l2 = sum(a.l2_read + a.l2_write for a in count.acc.values())
-        dram = sum(a.dram_read + a.dram_write for a in count.acc.values())
-        return {
-            "mac": count.macs * hw.energy.mac_pj,
-            "l1": l1 * hw.l1_energy_pj,
-            "l2": l2 * hw.l2_energy_pj,
-            "dram": dram * hw.energy.dram_access_pj,
-            "noc": (count.noc_dest + count.egress_words) * hw.energy.noc_hop_pj,
-        }
+        counts = LayerCounts(
+            cycles=cycles, compute_busy_cycles=int(count.busy), stall_cycles=dict(count.stall), macs=count.macs,
+            accesses=count.acc, noc_words=count.noc_words, noc_delivered_words=count.noc_dest,
+            egress_words=count.egress_words, steps=count.steps_done,
+            l1_required_words=self.profile.l1_required_words, l2_required_words=self.profile.l2_required_words)
+        return layer_result(self.cm, self.hw, self.options.mode, self.rates, counts, model="simulator",
+                            events=self.events, wall_seconds=wall)
 
 
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),

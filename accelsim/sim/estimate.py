@@ -116,4 +116,4 @@ def check_budget(estimate: LayerEstimate, budget: Budget, source: str = "") -> N
     estimate and the ways out (``--max-steps``, ``--max-memory``, ``accelsim analyze``)."""
     refuse_over_budget(estimate.layer, estimate.steps, estimate.peak_bytes, budget,
                        f"estimated {estimate.describe()}; `accelsim analyze` with the same arguments estimates "
-                       "it in milliseconds", source, estimate.every_step)
+                       "it in milliseconds", source, estimate.every_step, estimate.wall_seconds)

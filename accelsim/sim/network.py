@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Sequence
 
 from accelsim.hw.spec import HardwareSpec
@@ -38,7 +39,9 @@ def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOp
     reported before any simulation time is spent; ``observer`` hears each layer start, its
     steps and its result (with ``overflowed`` set when it does not fit and ran anyway).
     ``run_layer(index, compiled, progress)`` replaces the plain simulation (tracing,
-    functional runs)."""
+    functional runs). A job repeating an earlier one's shape and dataflow
+    (:meth:`~accelsim.mapping.jobs.Job.repeat_key`) is not simulated again in a plain run: it
+    gets that result under its own name (:meth:`~accelsim.results.LayerResult.repeated`)."""
     check_mode(options.mode)
     compiled = [prepare(job, hw, allow_overflow, options.check_legality) for job in jobs]
     if check is not None:
@@ -47,10 +50,34 @@ def run_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: SimOp
     watch = observer or RunObserver()
     hook = watch.steps if observer is not None else None
     results = []
+    repeats = Repeats()
     for index, cm in enumerate(compiled):
         watch.layer_started(index, cm)
-        result = simulate_layer(cm, hw, options, progress=hook) if run_layer is None else run_layer(index, cm, hook)
+        if run_layer is not None:
+            result = run_layer(index, cm, hook)
+        else:
+            result = repeats.result(jobs[index], cm, lambda c: simulate_layer(c, hw, options, progress=hook))
         result.overflowed = allow_overflow and not fits(cm, hw)
         results.append(result)
         watch.layer_finished(index, result)
     return NetworkResult(network, results)
+
+
+
+class Repeats:
+    """The results of a run's jobs so far, by :meth:`~accelsim.mapping.jobs.Job.repeat_key`
+    (for one hardware spec and one set of options)."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[object, ...], LayerResult] = {}
+
+    def result(self, job: Job, cm: CompiledMapping, compute: Callable[[CompiledMapping], LayerResult]) -> LayerResult:
+        """``compute(cm)`` (``cm``: ``job`` compiled) for the first job of its key; for a repeat,
+        the earlier result under ``job``'s layer name."""
+        start = time.perf_counter()
+        key = job.repeat_key()
+        known = self.known.get(key)
+        if known is None:
+            self.known[key] = known = compute(cm)
+            return known
+        return known.repeated(job.layer.name, time.perf_counter() - start)

@@ -3,8 +3,9 @@
 One process per layer, one track (thread) per component, complete events (``ph: X``) for
 spans, async events (``ph: b/e``) for DRAM latency (latency spans may overlap), and counters
 (``ph: C``) for buffers in use and for each network's bandwidth in use. ``ts`` and ``dur`` are
-in accelerator cycles (the viewer shows 1 cycle as 1 us). Events are written in the order the
-engine records them; viewers sort by time.
+in microseconds of real time, as the format defines them: a cycle lasts ``1 / clock_mhz`` us (the
+hardware's clock, also in ``otherData``), so a viewer's time axis reads as the accelerator's.
+Events are written in the order the engine records them; viewers sort by time.
 """
 
 from __future__ import annotations
@@ -36,18 +37,19 @@ def _quoted(text: str) -> str:
     return json.dumps(text)
 
 
-def _span(ev: TraceEvent, tid: int, name: str) -> str:
+def _span(ev: TraceEvent, tid: int, name: str, clock_mhz: float) -> str:
     """A complete event, formatted as _dumps would (keys sorted) but fast: spans are most of
     a trace."""
     return (f'{{"args":{{"kind":{_quoted(ev.kind)},"pes":{ev.pes},"step":{ev.step},"tensor":{_quoted(ev.tensor)},'
-            f'"words":{ev.words}}},"cat":{_quoted(ev.component)},"dur":{ev.end_cycle - ev.start_cycle},'
-            f'"name":{_quoted(name)},"ph":"X","pid":{PID},"tid":{tid},"ts":{ev.start_cycle}}}')
+            f'"words":{ev.words}}},"cat":{_quoted(ev.component)},"dur":{(ev.end_cycle - ev.start_cycle) / clock_mhz!r},'
+            f'"name":{_quoted(name)},"ph":"X","pid":{PID},"tid":{tid},"ts":{ev.start_cycle / clock_mhz!r}}}')
 
 
 class PerfettoWriter:
     """Writes ``path`` as the events arrive; ``close`` finishes the JSON document."""
 
-    def __init__(self, path: Path, title: str, other: dict):
+    def __init__(self, path: Path, title: str, other: dict, clock_mhz: float = 1.0):
+        self.clock_mhz = clock_mhz  # cycles per microsecond
         self.f = open(path, "w", encoding="utf-8", newline="\n")
         self.f.write('{"traceEvents":[\n')
         self.first = True
@@ -60,6 +62,10 @@ class PerfettoWriter:
     def _write(self, obj: dict | str) -> None:
         self.f.write(("" if self.first else ",\n") + (obj if isinstance(obj, str) else _dumps(obj)))
         self.first = False
+
+    def _us(self, cycle: int) -> float:
+        """Microseconds from the layer's start at ``cycle``."""
+        return cycle / self.clock_mhz
 
     def _track(self, ev: TraceEvent) -> int:
         if ev.component.startswith("pe") and ev.component[2:].isdigit():
@@ -77,8 +83,8 @@ class PerfettoWriter:
             args = {"kind": ev.kind, "step": ev.step, "tensor": ev.tensor, "words": ev.words, "pes": ev.pes}
             self.async_id += 1
             common = {"cat": ev.component, "name": ev.kind, "pid": PID, "id": self.async_id}
-            self._write({**common, "ph": "b", "ts": ev.start_cycle, "args": args})
-            self._write({**common, "ph": "e", "ts": ev.end_cycle})
+            self._write({**common, "ph": "b", "ts": self._us(ev.start_cycle), "args": args})
+            self._write({**common, "ph": "e", "ts": self._us(ev.end_cycle)})
             return
         if ev.kind.startswith(STALL_PREFIX):
             name = "stall: " + ev.kind[len(STALL_PREFIX):]
@@ -86,7 +92,7 @@ class PerfettoWriter:
             name = ev.tensor
         else:
             name = ev.kind
-        self._write(_span(ev, self._track(ev), name))
+        self._write(_span(ev, self._track(ev), name, self.clock_mhz))
         if ev.kind in BANDWIDTH_KINDS and ev.end_cycle > ev.start_cycle:
             self._bandwidth(ev)
 
@@ -96,19 +102,19 @@ class PerfettoWriter:
         zero_at = self.bw_zero_at.get(ev.component)
         name = f"bandwidth in use: {ev.component} (words/cycle)"
         if zero_at is not None and zero_at < ev.start_cycle:
-            self._write({"ph": "C", "pid": PID, "name": name, "ts": zero_at, "args": {"words_per_cycle": 0}})
+            self._write({"ph": "C", "pid": PID, "name": name, "ts": self._us(zero_at), "args": {"words_per_cycle": 0}})
         value = round(ev.words / (ev.end_cycle - ev.start_cycle), 6)
         self._write(f'{{"args":{{"words_per_cycle":{value!r}}},"name":{_quoted(name)},"ph":"C","pid":{PID},'
-                    f'"ts":{ev.start_cycle}}}')
+                    f'"ts":{self._us(ev.start_cycle)!r}}}')
         self.bw_zero_at[ev.component] = ev.end_cycle
 
     def counter(self, sample: CounterSample) -> None:
         self._write(f'{{"args":{{"buffers":{sample.value}}},"name":{_quoted("buffers in use: " + sample.counter)},'
-                    f'"ph":"C","pid":{PID},"ts":{sample.cycle}}}')
+                    f'"ph":"C","pid":{PID},"ts":{self._us(sample.cycle)!r}}}')
 
     def close(self) -> None:
         for component, zero_at in sorted(self.bw_zero_at.items()):
             self._write({"ph": "C", "pid": PID, "name": f"bandwidth in use: {component} (words/cycle)",
-                         "ts": zero_at, "args": {"words_per_cycle": 0}})
+                         "ts": self._us(zero_at), "args": {"words_per_cycle": 0}})
         self.f.write('\n],\n"otherData":' + _dumps(self.other) + "}\n")
         self.f.close()

@@ -104,7 +104,7 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
     if "perfetto" in config.formats:
         title = f"{meta['layer']} on {meta['hw']} ({meta['mode']})"
         other = {k: meta[k] for k in ("layer", "hw", "mode", "time_unit", "clock_mhz")}
-        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other))
+        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other, meta["clock_mhz"]))
         files.append(PERFETTO_FILE)
     tables = [f for f in ("parquet", "csv") if f in config.formats]
     for fmt in tables:

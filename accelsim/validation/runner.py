@@ -27,7 +27,7 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.jobs import Job, prepare
 from accelsim.mapping.styles import style_mapping
-from accelsim.model_options import check_mode
+from accelsim.model_options import SystolicFold, check_mode
 from accelsim.results import ACCESS_FIELDS, STALL_CAUSES, TENSORS, LayerResult
 from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.validation.scenarios import Scenario
@@ -53,10 +53,15 @@ LayerModel = Callable[..., LayerResult]
 
 
 def analytical_model() -> LayerModel:
-    """The analytical model as a (cm, hw, mode) callable (accelsim.compare.models)."""
-    from accelsim.compare.models import MODELS
+    """The analytical model (of :data:`accelsim.cost_models.COST_MODELS`) as a (cm, hw, mode)
+    callable, with the keyword ``systolic_fold``."""
+    from accelsim.cost_models import COST_MODELS, EvalJob
 
-    return MODELS["analytical"]
+    model = COST_MODELS["analytical"]
+
+    def run(cm: CompiledMapping, hw: HardwareSpec, mode: str, systolic_fold: SystolicFold | None = None) -> LayerResult:
+        return model.evaluate(EvalJob(cm, hw, check_mode(mode), systolic_fold=systolic_fold))
+    return run
 
 
 def simulator_model(cm: CompiledMapping, hw: HardwareSpec, mode: str, **options: Any) -> LayerResult:

@@ -41,6 +41,10 @@ from accelsim.errors import InputError
 from accelsim.input_files import check_regular_file
 from accelsim.workload.ops import Layer, Network, OpType
 
+# Standard operators that multiply and accumulate but that the importer does not translate:
+# refused, as skipping them would drop their MACs from the network.
+MAC_OPERATORS = frozenset({"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "Einsum", "LSTM", "GRU",
+                           "RNN", "DeformConv"})
 MAX_BATCH = 2**53  # larger batch sizes could not be counted exactly (README, Exact counts)
 ONNX_INSTALL_HINT = "reading ONNX models needs the onnx package: pip install 'accelsim[onnx]'"
 
@@ -179,6 +183,9 @@ class _Importer:
                 self._check_reshape(node)
             name = self._layer_name(node, taken)
             handler = handlers.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+            if handler is None and node.domain in ("", "ai.onnx") and node.op_type in MAC_OPERATORS:
+                raise self._refuse(node, name, "multiply-accumulates accelsim does not import (skipping the node "
+                                               "would drop them; write it as Conv, ConvTranspose, Gemm or MatMul)")
             outcome = handler(node, name) if handler else _kind(node)
             if isinstance(outcome, str):
                 skipped.setdefault(outcome, []).append(name)

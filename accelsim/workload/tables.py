@@ -14,6 +14,11 @@ sizes its operator takes (see the catalog, :mod:`accelsim.workload.operators`; Y
 including padding) and optionally ``stride`` (both axes) or ``stride_y`` / ``stride_x``.
 ``source`` and ``notes`` are free text and optional; ``name`` defaults to the file's stem.
 
+A layer may carry its own mapping: ``dataflow``, the MAESTRO directives of its ``Dataflow``
+block as a string (a ``|`` block, one directive a line; ``Sz(R)`` and the like refer to the
+layer's sizes). The table keeps the text (:class:`~accelsim.workload.ops.LayerDataflow`); the
+mapping layer parses and checks it when the network is run without ``--style``.
+
 Every mistake is reported as an :class:`~accelsim.errors.InputError` that names the file, the
 line, the layer (index from 0 and name), the field and what was expected.
 """
@@ -28,13 +33,12 @@ from typing import Any
 import yaml
 
 from accelsim.errors import InputError
-from accelsim.input_files import load_yaml, read_text, shown
+from accelsim.input_files import MAX_INPUT_BYTES, load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
-from accelsim.workload.ops import Layer, Network
+from accelsim.workload.ops import Layer, LayerDataflow, Network
 
 _TOP_KEYS = ("name", "source", "notes", "layers")
 _STRIDE_KEYS = ("stride", "stride_y", "stride_x")
-_LAYER_KEYS = ("name", "type") + _STRIDE_KEYS
 _ALL_DIMS = tuple(dict.fromkeys(d for spec in OPERATORS.values() for d in spec.dims))
 _SUFFIXES = (".yaml", ".yml")
 
@@ -77,8 +81,8 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
         if text_arg in bundled:
             for suffix in _SUFFIXES:
                 entry = _bundled_dir().joinpath(text_arg + suffix)
-                if entry.is_file():
-                    return _parse(entry.read_text(encoding="utf-8"), str(entry), text_arg)
+                if entry.is_file():  # messages name it as users do, not by where it is installed
+                    return _parse(entry.read_text(encoding="utf-8"), f"bundled network {text_arg}", text_arg)
         if not Path(text_arg).is_file():
             raise InputError(
                 f"unknown network {text_arg!r}; bundled networks are: "
@@ -89,6 +93,18 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     return _parse(read_text(path, "network file"), str(path), path.stem)
 
 
+def network_file(name_or_path: str) -> str | None:
+    """The file :func:`load_network` reads for ``name_or_path`` (a bundled table's installed
+    file), found without reading it; None when there is none."""
+    text_arg = os.fspath(name_or_path)
+    if not text_arg.lower().endswith((".onnx", *_SUFFIXES)) and "/" not in text_arg and os.sep not in text_arg:
+        for suffix in _SUFFIXES:
+            entry = _bundled_dir().joinpath(text_arg + suffix)
+            if text_arg in available_networks() and entry.is_file():
+                return str(entry)
+    return text_arg if Path(text_arg).is_file() else None
+
+
 def _load_onnx(path: str) -> Network:
     """An ONNX model at its own batch size; the nodes it skips are announced once as an
     :class:`~accelsim.errors.InputWarning` (``accelsim import-onnx`` offers --batch and --strict)."""
@@ -97,6 +113,14 @@ def _load_onnx(path: str) -> Network:
     from accelsim.errors import InputWarning
     from accelsim.workload.onnx_import import import_onnx
 
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # import_onnx says what is wrong with the path
+    if size > MAX_INPUT_BYTES:
+        raise InputError(f"ONNX model is {size:,} bytes; --network reads models of at most {MAX_INPUT_BYTES:,} "
+                         "bytes (the input file limit): import a larger one once with `accelsim import-onnx` and "
+                         "run the table it writes", source=path)
     imported = import_onnx(path)
     if imported.skipped:
         warnings.warn(f"{path}: {imported.skipped_summary()}", InputWarning, stacklevel=3)
@@ -167,6 +191,7 @@ def _parse(text: str, label: str, default_name: str) -> Network:
         )
 
     layers: list[Layer] = []
+    dataflows: list[LayerDataflow] = []
     first_index: dict[str, int] = {}
     key_lines: dict[int, dict[str, int]] = {}  # layer index -> line of each of its keys
     for path, n in doc.lines.items():
@@ -183,7 +208,19 @@ def _parse(text: str, label: str, default_name: str) -> Network:
             )
         first_index[layer.name] = i
         layers.append(layer)
-    return Network(name=name, layers=tuple(layers), source=label)
+        if isinstance(entry, dict) and "dataflow" in entry:
+            dataflows.append(_dataflow(entry["dataflow"], layer.name, i, label, doc.lines.get(("layers", i, "dataflow"))))
+    return Network(name=name, layers=tuple(layers), source=label, dataflows=tuple(dataflows))
+
+
+def _dataflow(text: Any, layer: str, i: int, label: str, line: int | None) -> LayerDataflow:
+    """A layer's ``dataflow`` field: non-empty text, starting on the line after the key when it
+    is a block (``|``), else on the key's line."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"layer {i} ({layer}): field 'dataflow': expected MAESTRO dataflow directives as text "
+                         f"(e.g. a '|' block of 'SpatialMap(1,1) K;' lines), got {shown(text)}", source=label, line=line)
+    first = line + 1 if line is not None and text.endswith("\n") else line
+    return LayerDataflow(layer, text, label, first)
 
 
 def layer_from_entry(entry: Any, index: int, label: str, line: int | None = None,
@@ -220,7 +257,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
     dims = spec.dims
     stride_keys = _STRIDE_KEYS if spec.windows else ()
     for key in entry:
-        if key in _LAYER_KEYS[:2] or key in stride_keys or key in dims:
+        if key in ("name", "type", "dataflow") or key in stride_keys or key in dims:
             continue
         if key in _STRIDE_KEYS:
             raise fail(f"{who}: field {shown(key)}: a {op.value} layer has no stride", key)
@@ -231,7 +268,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         raise fail(
             f"{who}: unknown field {shown(key)}; expected name, type, "
             + ("stride (or stride_y/stride_x), " if spec.windows else "")
-            + f"and the {op.value} sizes {', '.join(dims)}",
+            + f"dataflow, and the {op.value} sizes {', '.join(dims)}",
             key,
         )
 

@@ -1,0 +1,93 @@
+"""The simulation context: one SimPy environment and the resources several layer simulations share.
+
+A :class:`SimContext` is made outside a layer's simulation and handed to it, so several layer
+simulations (one per sub-accelerator of a system, :mod:`accelsim.system`) can run on one clock
+and contend for one off-chip channel, cycle by cycle. A lone layer (``simulate``) makes its own.
+
+Warps (:mod:`accelsim.sim.warp`) shift the whole clock, so they are exact only while one
+simulation owns every pending event. The context counts its *tenants* (a lone simulation, or a
+sub-accelerator's driver process from its first job to its last) and the warps of the
+simulations running; a warp takes checkpoints only while it is the *solo* one (one tenant, one
+simulation running). Every change of either forgets all snapshots, so two snapshots a warp
+compares were both taken while it ran alone, with nothing started in between.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import simpy
+from simpy.core import EmptySchedule
+
+if TYPE_CHECKING:  # the warps of the simulations running on this context
+    from accelsim.sim.warp import Origin, Warp
+
+
+class SimContext:
+    """One clock (``env``, cycles), the off-chip ``channel`` every simulation on it uses for its
+    DMA transfers (one at a time, granted in request order: ``simpy.Resource``, or in priority
+    order: ``simpy.PriorityResource``), and who is running."""
+
+    def __init__(self, env: simpy.Environment | None = None, channel: simpy.Resource | None = None):
+        self.env = env if env is not None else simpy.Environment()
+        self.channel = channel if channel is not None else simpy.Resource(self.env, 1)
+        self.tenants = 0
+        self.running: list[Warp] = []
+        self.solo: Warp | None = None  # the warp allowed to take checkpoints, if any
+
+    # ------------------------------------------------------------------ who is running
+    def enter(self) -> None:
+        """A tenant (a lone simulation or a sub-accelerator's driver) begins."""
+        self.tenants += 1
+        self._changed()
+
+    def leave(self) -> None:
+        """A tenant has ended."""
+        self.tenants -= 1
+        self._changed()
+
+    def attach(self, warp: Warp) -> None:
+        """A simulation with this warp starts running."""
+        self.running.append(warp)
+        self._changed()
+
+    def detach(self, warp: Warp) -> None:
+        """The simulation with this warp has ended."""
+        self.running.remove(warp)
+        self._changed()
+
+    def _changed(self) -> None:
+        for warp in self.running:
+            warp.forget()
+        self.solo = self.running[0] if self.tenants == 1 and len(self.running) == 1 else None
+
+    # ------------------------------------------------------------------ the clock
+    def run(self) -> None:
+        """Process every event; at the first moment with no event left at the current cycle
+        after the solo simulation reached a checkpoint, let its warp take it."""
+        env = self.env
+        step, peek = env.step, env.peek
+        while True:
+            warp = self.solo
+            if warp is not None and warp.pending and peek() > env.now:
+                warp.take()
+            try:
+                step()
+            except EmptySchedule:
+                return
+
+    def pending(self, origin: Origin, label: Callable[[Any, int], tuple]) -> tuple:
+        """The event queue in firing order relative to ``origin``: (cycles after it, priority,
+        who each event wakes, by ``label(callback, tile)``)."""
+        out = []
+        for at, priority, _, event in sorted(self.env._queue):  # noqa: SLF001 (SimPy's event queue)
+            owners = [label(cb, origin.tile) for cb in (event.callbacks or [])]
+            out.append((at - origin.cycle, priority, tuple(owners)))
+        return tuple(out)
+
+    def shift(self, cycles: int) -> None:
+        """Move the clock and every pending event ``cycles`` on (only for the solo warp)."""
+        env = self.env
+        env._now += cycles  # noqa: SLF001 (a uniform shift keeps SimPy's heap order)
+        env._queue = [(at + cycles, priority, eid, event)  # noqa: SLF001
+                      for at, priority, eid, event in env._queue]  # noqa: SLF001
