@@ -1065,19 +1065,22 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
               help="Write a Perfetto (Chrome JSON) trace: one track per sub-accelerator, one for the channel.")
-@_force_option("--json/--trace files")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False),
+              help="Write a PNG of the running jobs' bandwidth demand against the channel over time.")
+@_force_option("--json/--trace/--plot files")
 @_budget_options
 @_progress_option
 def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
               budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
-              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, plot_out: str | None,
+              force: bool,
               max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
     """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
     from accelsim.system.command import MulticoreSettings, report_json, run_multicore
-    from accelsim.system.trace import perfetto_json
+    from accelsim.system.trace import demand_plot, perfetto_json
 
     _start_time_budget(max_seconds)
-    check_outputs({"--json": json_out, "--trace": trace_out}, force)
+    check_outputs({"--json": json_out, "--trace": trace_out, "--plot": plot_out}, force)
     settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
                                  group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
     say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
@@ -1098,6 +1101,9 @@ def multicore(system_ref: str, workload: str, networks: tuple[str, ...], schedul
     if trace_out is not None:
         write_atomic(trace_out, perfetto_json(report))
         click.echo(f"wrote {trace_out}")
+    if plot_out is not None:
+        demand_plot(report, plot_out)
+        click.echo(f"wrote {plot_out}")
 
 
 @main.command(name="import-onnx")
