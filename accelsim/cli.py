@@ -21,6 +21,7 @@ import os
 import time
 import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -361,13 +362,12 @@ class JobArgs:
     timeloop: tuple[str, ...] = ()
 
     def check(self) -> None:
-        """--mapping FILE.m, or --network NAME with --style, or Timeloop's files (--timeloop)."""
+        """--mapping FILE.m, or --network NAME with --style (or a table giving its layers' dataflows),
+        or Timeloop's files (--timeloop)."""
         if self.hw_ref is None and not self.timeloop:
             _fail("missing option --hw (or give Timeloop's files with --timeloop)")
         if sum((self.mapping_path is not None, self.network is not None, bool(self.timeloop))) != 1:
             _fail("give exactly one of --mapping FILE.m, --network NAME (with --style) or --timeloop FILE (repeated)")
-        if self.network is not None and self.style is None:
-            _fail("--network needs --style; styles are: " + ", ".join(sorted(STYLES)))
         if self.network is None and self.style is not None:
             _fail("--style applies to --network only; a mapping file carries its own dataflow")
 
@@ -402,7 +402,8 @@ def _job_options(verb: str) -> Decorator:
         click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
                      help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml)."),
         click.option("--network", help="Bundled network name, network YAML file or ONNX model (with --style)."),
-        click.option("--style", type=click.Choice(sorted(STYLES)), help="Named dataflow style (with --network)."),
+        click.option("--style", type=click.Choice(sorted(STYLES)),
+                     help="Named dataflow style (with --network; without it, the dataflows the network's table gives)."),
         _layer_option(verb),
         _set_option,
         click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
@@ -448,7 +449,7 @@ def _load_jobs(hw_ref: str, overrides: Sequence[str], mapping_path: str | None, 
     if mapping_path is not None:
         name, jobs = jobs_from_mapping_file(mapping_path, hw.num_pes, layer)
     else:
-        name, jobs = jobs_from_network(network or "", style or "", hw, layer)
+        name, jobs = jobs_from_network(network or "", style, hw, layer)
     return hw, name, jobs
 
 
@@ -773,7 +774,9 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
               help="analytical: our closed-form model; maestro: what the MAESTRO binary would print (its CSV "
                    "layout with --csv).")
 @_mode_option("maestro", "maestro: MAESTRO's assumptions (agrees with simulate --mode maestro); realistic: a rough "
-                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies.")
+                         "estimate with the hardware's multicast, L2 bandwidth caps and latencies. The default differs "
+                         "from simulate's on purpose: the model is exact only in maestro mode, so compare it with "
+                         "simulate --mode maestro.")
 @_output_options()
 @_allow_overflow_option("Analyze")
 @_max_memory_option
@@ -814,6 +817,10 @@ def analyze(job: JobArgs, model: str, mode: Mode, out: OutputArgs, allow_overflo
                 files.add_result(r)
             if out.csv_out:
                 write_atomic(out.csv_out, maestro_csv_text(analyses))
+                if any(a.num_levels > 1 for a in analyses):
+                    click.echo("note: the CSV's energy reproduces MAESTRO's, which for a mapping of several cluster "
+                               "levels counts the previous layer's L1 accesses (quirk energy_stale_l1_counts); the "
+                               "table's energy_uJ counts each layer's own", err=True)
         else:
             result = analyze_jobs(loaded.name, loaded.jobs, loaded.hw, mode, allow_overflow, run, run.check)
         files.close()
@@ -1144,11 +1151,26 @@ def list_things() -> None:
 
 
 @main.command()
-@click.option("--hw", "hw_ref", required=True)
+@click.option("--hw", "hw_ref", help="Preset name, hardware YAML file or MAESTRO hardware .m file.")
+@click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
+              help="Timeloop's YAML files (repeat the option): the spec accelsim models the architecture with, "
+                   "and which of its levels became which accelsim level.")
 @_set_option
-def hardware(hw_ref: str, overrides: tuple[str, ...]) -> None:
+def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str, ...]) -> None:
     """Print a hardware spec (after --set overrides) as YAML."""
-    click.echo(dump_hardware(load_hardware(hw_ref, list(overrides))), nl=False)
+    if (hw_ref is None) == (not timeloop):
+        _fail("give --hw or --timeloop FILE (repeated)")
+    if not timeloop:
+        click.echo(dump_hardware(load_hardware(hw_ref or "", list(overrides))), nl=False)
+        return
+    from accelsim.mapping.timeloop_files import read_files, timeloop_job
+
+    texts = read_files(list(dict.fromkeys(timeloop)))
+    t = timeloop_job(texts, overrides, mapping_used=None)
+    lines = ["# Timeloop's storage levels, innermost first -> accelsim's level:"]
+    lines += [f"#   {lv.name}: {lv.instances}, keeps {', '.join(lv.keeps) or 'nothing'} -> {t.roles[lv.name]}"
+              for lv in t.levels]
+    click.echo("\n".join(lines) + "\n" + dump_hardware(t.hw), nl=False)
 
 
 @main.command()
@@ -1200,7 +1222,7 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
     Run from the repository root (it reads validation/scalesim and validation/traces)."""
     import time
 
-    from accelsim.validation import ValidationPaths, run_validation
+    from accelsim.validation import ValidationPaths, run_validation, summary_line
 
     start = time.perf_counter()
     check_output_directory("--out", out_dir, parents=True)
@@ -1210,6 +1232,7 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}", err=True)
+    click.echo(summary_line(out))
     click.echo(f"took {time.perf_counter() - start:.0f} s", err=True)
 
 
@@ -1242,7 +1265,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
                    "(or on --hw); a mapping among them is not used.")
 @click.option("--network", help="Bundled network name or network YAML file: search its layers.")
 @click.option("--mapping", "mapping_path", type=click.Path(dir_okay=False),
-              help="MAESTRO mapping file (.m): search its layers (their dataflows are not used).")
+              help="MAESTRO mapping file (.m) or loop-nest mapping file (.yaml): search its layers (their "
+                   "dataflows are not used).")
 @_layer_option("Search")
 @_set_option
 @click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
@@ -1361,30 +1385,71 @@ def _heartbeat_seconds() -> float:
     return float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
 
 
+class _SearchHeartbeat:
+    """Without a terminal: a line on stderr every ``every`` seconds while a search runs, naming
+    the layer, what it has scored and its best, also when nothing was scored meanwhile (the
+    exhaustive mapper may walk millions of genomes that its pruning discards before any model
+    runs); called with each batch's new rows (0 when a layer starts)."""
+
+    def __init__(self, objective: str, every: float):
+        self.objective, self.every = objective, every
+        self.lock = threading.Lock()
+        self.layer, self.layer_scored, self.total, self.last_shown = "", 0, 0, 0
+        self.best: float | None = None
+        self.layer_start = time.monotonic()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="accelsim-heartbeat", daemon=True)
+        self.thread.start()
+
+    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
+        with self.lock:
+            if scored == 0 and layer and layer != self.layer:
+                self.layer, self.layer_scored, self.best = layer, 0, None
+                self.layer_start = time.monotonic()
+            self.layer_scored += scored
+            self.total += scored
+            self.best = best if best is not None else self.best
+
+    def _beat(self) -> None:
+        while not self.done.wait(self.every):
+            with self.lock:
+                shown = f", best {self.objective} {self.best:,.4g}" if self.best is not None else ""
+                idle = ("" if self.total > self.last_shown else
+                        f"; none in the last {format_seconds(self.every)}: the mapper is still proposing candidates "
+                        "its pruning discards before scoring")
+                self.last_shown = self.total
+                line = (f"accelsim: search: layer {printable(self.layer)}: {self.layer_scored:,} candidates scored"
+                        f"{shown}, {format_seconds(time.monotonic() - self.layer_start)} on it ({self.total:,} in "
+                        f"all){idle}")
+            click.echo(line, err=True)
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+
 @contextmanager
 def _search_bar(progress: bool | None, settings):
-    """A tqdm bar over the candidates to score, showing the best cost so far (on a terminal or
-    with --progress); without a terminal a line on stderr every 30 s; nothing with --no-progress."""
+    """A tqdm bar over the candidates to score, showing the layer and the best cost so far (on a
+    terminal or with --progress); without a terminal a line on stderr every 30 s
+    (:class:`_SearchHeartbeat`); nothing with --no-progress."""
     style = choose_style(progress, sys.stderr)
     if style == "off":
         yield None
         return
     if style == "lines":
-        clock, every = time.monotonic, _heartbeat_seconds()
-        state = {"scored": 0, "next": clock() + every}
-
-        def heartbeat(scored: int, best: float | None) -> None:
-            state["scored"] += scored
-            if clock() >= state["next"]:
-                state["next"] = clock() + every
-                shown = f", best {settings.objective} {best:,.4g}" if best is not None else ""
-                click.echo(f"accelsim: search: {state['scored']:,} candidates scored{shown}", err=True)
-        yield heartbeat
+        heartbeat = _SearchHeartbeat(settings.objective, _heartbeat_seconds())
+        try:
+            yield heartbeat
+        finally:
+            heartbeat.close()
         return
     from tqdm import tqdm
 
     with tqdm(unit="cand", file=sys.stderr, desc="search") as bar:
-        def advance(scored: int, best: float | None) -> None:
+        def advance(scored: int, best: float | None, layer: str = "") -> None:
+            if scored == 0 and layer:
+                bar.set_description_str(f"search {printable(layer)}")
             bar.update(scored)
             if best is not None:
                 bar.set_postfix_str(f"best {settings.objective} {best:,.4g}")
@@ -1413,7 +1478,26 @@ def _format_search(summary: dict) -> str:
                      fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
                      layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
                      fmt(fidelity.get("regret"), "{:.2%}")))
-    return "\n".join(lines + [format_table(header, rows)])
+    return "\n".join(lines + [format_table(header, rows)] + _style_lines(summary))
+
+
+def _style_lines(summary: dict) -> list[str]:
+    """Per layer: the best named style under the scoring (screening) model and how much the
+    search's best beats it."""
+    objective, model = summary["settings"]["objective"], summary["settings"]["model"]
+    screen = "analytical" if model == "two-stage" else model
+    lines = []
+    for layer in summary["layers"]:
+        costs = {style: cost for style, cost in (layer.get("styles") or {}).items() if cost is not None}
+        found = layer.get("screen_best_cost")
+        if not costs or found is None:
+            continue
+        style = min(costs, key=lambda name: costs[name])
+        gain = (costs[style] - found) / costs[style] if costs[style] else 0.0
+        verdict = (f"the search's best is {gain:.1%} lower" if gain > 0 else "the search found nothing better")
+        lines.append(f"{printable(layer['layer'])}: best named style {style}, {objective} {costs[style]:,.4g} "
+                     f"({screen} model); {verdict} ({found:,.4g})")
+    return lines
 
 
 if __name__ == "__main__":  # pragma: no cover

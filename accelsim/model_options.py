@@ -22,14 +22,14 @@ MODES: tuple[Mode, ...] = ("realistic", "maestro")
 IDEAL_EFFECTS = (
     "multicast",  # every network multicasts
     "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
-    "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
+    "packed_ingress",  # no root ports: a step's operands share the whole width
     "shared_egress",  # outputs never compete with operands on the distribution network
-    "packed_egress",  # one step's drains as one transfer, not per reduction group
     "ingress_latency",  # no distribution-network latency
     "reduction_latency",  # no reduction-network hop latency
     "mac_pipeline",  # no MAC pipeline depth
     "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
+    "tile_barrier",  # no controller barrier between tiles (hw.controller.tile_barrier)
 )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelsim.hw.dram import latency_cycles
-from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
+from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS, port_block_pes
 from accelsim.hw.spec import HardwareSpec
 from accelsim.model_options import IDEAL_EFFECTS, Mode
 
@@ -25,32 +25,46 @@ class Rates:
 
     ``ingress_words_per_cycle`` / ``egress_words_per_cycle``: the distribution and reduction
     networks (outputs use the distribution network's width where there is no reduction
-    network), capped by L2's read and write bandwidth unless ``l2_ports`` is ideal;
-    ``packed_ingress`` / ``packed_egress``: the network kind's packets of one step share its
-    width; ``step_packed_ingress`` / ``step_packed_egress``: one step's words go as one
-    transfer (ideal); ``shared_egress``: outputs compete with operands on the distribution
-    network; ``ingress_latency_cycles``: the distribution network's latency to the farthest
-    PE; ``drain_delay_cycles``: the MAC pipeline's depth beyond one cycle; ``l1_buffers``,
-    ``l2_buffers``: 2 when double-buffered; ``ideal_dram``: bytes over bandwidth only;
-    ``dram_latency_cycles``: the DRAM kind's latency per transfer (0 where ideal).
+    network), capped by L2's read and write bandwidth unless ``l2_ports`` is ideal; a step's
+    words share them; ``ports``: the distribution network's root ports (1 where
+    ``packed_ingress`` is ideal), each feeding ``port_block_pes`` PEs at
+    ``port_words_per_cycle``; ``shared_egress``: outputs compete with operands on the
+    distribution network; ``ingress_latency_cycles``: the distribution network's latency to
+    the farthest PE; ``register_stages``: steps in flight on its hop registers (systolic links,
+    a pipelined tree), on top of L1's buffers; ``drain_delay_cycles``: the MAC pipeline's depth
+    beyond one cycle; ``l1_buffers``, ``l2_buffers``: 2 when double-buffered; ``ideal_dram``:
+    bytes over bandwidth only; ``dram_latency_cycles``: the DRAM kind's latency per transfer
+    (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
+    network's depth (see :meth:`reduction_latency_cycles`); ``tile_barrier``: the controller's
+    (``none`` where ``tile_barrier`` is ideal).
     """
 
     ideal: frozenset[str]
     multicast: bool
     ingress_words_per_cycle: float
     egress_words_per_cycle: float
-    packed_ingress: bool
-    packed_egress: bool
-    step_packed_ingress: bool
-    step_packed_egress: bool
+    ports: int
+    port_block_pes: int
+    port_words_per_cycle: float
     shared_egress: bool
     ingress_latency_cycles: int
+    register_stages: int
     drain_delay_cycles: int
     l1_buffers: int
     l2_buffers: int
     ideal_dram: bool
     dram_latency_cycles: int
     ideal_reduction_latency: bool
+    reduction_kind: str
+    reduction_hop_latency_cycles: int
+    tile_barrier: str
+
+    def reduction_latency_cycles(self, group_pes: int) -> int:
+        """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
+        ideal or for one PE)."""
+        if self.ideal_reduction_latency or group_pes <= 1:
+            return 0
+        return self.reduction_hop_latency_cycles * REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
 
 
 def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
@@ -66,22 +80,26 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
     double_l1 = "double_buffering" in ideal or hw.l1.double_buffered
     double_l2 = "double_buffering" in ideal or hw.l2.double_buffered
     pes = hw.pe_array
+    ports = 1 if "packed_ingress" in ideal else dist_kind.ports(hw.num_pes, noc.bandwidth_words_per_cycle)
+    ingress_latency = 0 if "ingress_latency" in ideal else noc.latency_cycles * dist_kind.hops(pes.rows, pes.cols)
     return Rates(
         ideal=ideal,
         multicast="multicast" in ideal or noc.multicast or dist_kind.always_multicast,
         ingress_words_per_cycle=ingress,
         egress_words_per_cycle=egress,
-        packed_ingress=dist_kind.packed,
-        packed_egress=red_kind.packed,
-        step_packed_ingress="packed_ingress" in ideal,
-        step_packed_egress="packed_egress" in ideal,
+        ports=ports,
+        port_block_pes=port_block_pes(hw.num_pes, ports),
+        port_words_per_cycle=noc.bandwidth_words_per_cycle / ports,
         shared_egress=not red_kind.exists and "shared_egress" not in ideal,
-        ingress_latency_cycles=0 if "ingress_latency" in ideal else
-        noc.latency_cycles * dist_kind.hops(pes.rows, pes.cols),
+        ingress_latency_cycles=ingress_latency,
+        register_stages=ingress_latency if dist_kind.registers_steps else 0,
         drain_delay_cycles=0 if "mac_pipeline" in ideal else pes.mac_pipeline_latency_cycles - 1,
         l1_buffers=2 if double_l1 else 1,
         l2_buffers=2 if double_l2 else 1,
         ideal_dram="dram" in ideal,
         dram_latency_cycles=latency_cycles(hw.dram, "dram" in ideal),
         ideal_reduction_latency="reduction_latency" in ideal,
+        reduction_kind=red.kind,
+        reduction_hop_latency_cycles=red.latency_cycles_per_hop,
+        tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
     )

@@ -12,8 +12,8 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.workload import Layer, Network, OpType, available_networks, load_network
 
-BUNDLED = ["alexnet", "bert_base", "dlrm", "dmazerunner6", "flash_gemm", "flash_mlp", "marvel15", "mobilenetv2", "resnet18",
-           "resnet50", "vgg16"]
+BUNDLED = ["alexnet", "bert_base", "dlrm", "dmazerunner6", "eyeriss_alexnet", "flash_gemm", "flash_mlp", "marvel15",
+           "mobilenetv2", "resnet18", "resnet50", "vgg16"]
 
 
 def conv_fc_macs(net: Network) -> int:
@@ -255,6 +255,9 @@ CONV_FC_MACS = {
     # BERT-base at sequence 128, batch 1: 12 x (4 x 128 x 768^2 + 2 x 12 x 128^2 x 64 +
     # 2 x 128 x 768 x 3072) + 768^2 for the pooler (test_bmm.py derives it per layer).
     "bert_base": 11_174_215_680,
+    # alexnet's five CONV layers at batch 4: 4 x (105,415,200 + 223,948,800 + 149,520,384 +
+    # 112,140,288 + 74,760,192) (e.g. CONV1: 55^2 x 96 x 3 x 11^2); JSSC Table V: 2.66 G.
+    "eyeriss_alexnet": 2_663_139_456,
     # DLRM (MLPerf sizes) at batch 1: bottom 13x512 + 512x256 + 256x128, interaction
     # 27 x 27 x 128, top 479x1024 + 1024x1024 + 1024x512 + 512x256 + 256x1 = 2,458,496.
     "dlrm": 2_458_496,
@@ -271,6 +274,7 @@ TOTAL_MACS = {
     "flash_gemm": 558_514_044_928,
     "flash_mlp": 72_515_584,
     "bert_base": 11_174_215_680,
+    "eyeriss_alexnet": 2_663_139_456,
     "dlrm": 2_458_496,
 }
 
@@ -440,3 +444,77 @@ def test_inconsistent_sizes_use_layer_source(tmp_path):
     path = write(tmp_path, "name: x\nlayers:\n  - {name: big, type: CONV2D, K: 4, C: 3, R: 5, S: 5, Y: 3, X: 9}\n")
     msg = load_error(path)
     assert msg.startswith(f"{path} layer 0 (big): ") and "filter 5x5 is larger than input 3x9" in msg
+
+
+# ----- a table that gives its layers' dataflows ------------------------------------------------
+TABLE_WITH_DATAFLOW = """\
+name: t
+layers:
+  - name: a
+    type: CONV2D
+    K: 4
+    C: 2
+    R: 3
+    S: 3
+    Y: 6
+    X: 6
+    dataflow: |
+      SpatialMap(1,1) K;
+      TemporalMap(1,1) Q;
+  - {name: b, type: CONV2D, K: 4, C: 2, R: 3, S: 3, Y: 6, X: 6, dataflow: "SpatialMap(1,1) K; TemporalMap(Sz(R),1) Y;"}
+  - {name: c, type: CONV2D, K: 4, C: 2, R: 3, S: 3, Y: 6, X: 6}
+"""
+
+
+def test_table_dataflow_is_kept_as_text_and_parsed_by_the_mapping_layer(tmp_path):
+    """Layer b's one-line dataflow becomes its job's directives (K across PEs, Y windows of
+    Sz(R) = 3 rows); layer a's second directive names Q, which CONV2D lacks: the error points at
+    line 13, where that directive sits in the table (block text starts the line after the key);
+    layer c has none, so without --style it is refused, and a style still maps it."""
+    from accelsim.errors import MappingError
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.jobs import jobs_from_network
+
+    path = tmp_path / "t.yaml"
+    path.write_text(TABLE_WITH_DATAFLOW, encoding="utf-8")
+    net = load_network(path)
+    assert [d.layer for d in net.dataflows] == ["a", "b"]
+    assert net.dataflow("a").line == 12 and net.dataflow("b").line == 14
+    hw = load_hardware("eyeriss_chip")
+    _, jobs = jobs_from_network(str(path), None, hw, "b")
+    assert [(d.kind, d.size, d.offset, d.dim) for d in jobs[0].dataflow] == [
+        ("spatial", 1, 1, "K"), ("temporal", 3, 1, "Y")]
+    with pytest.raises(MappingError) as info:
+        jobs_from_network(str(path), None, hw, "a")
+    assert info.value.line == 13 and "'Q'" in str(info.value)
+    with pytest.raises(InputError, match="has no 'dataflow' in its table: --network needs --style"):
+        jobs_from_network(str(path), None, hw, "c")
+    assert jobs_from_network(str(path), "nvdla_like", hw, "c")[1][0].source == "style nvdla_like"
+
+
+def test_table_dataflow_must_be_text(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("layers:\n  - {name: a, type: CONV2D, K: 4, C: 2, R: 3, S: 3, Y: 6, X: 6, dataflow: 5}\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"t.yaml:2: layer 0 \(a\): field 'dataflow': expected MAESTRO"):
+        load_network(path)
+
+
+def test_eyeriss_alexnet_carries_table_iii_mappings():
+    """Every layer of eyeriss_alexnet has a dataflow, it compiles on eyeriss_chip and fits its
+    buffers, and its PEs in use are R*e*r*t of JSSC Table III (154, 135, 156, 156, 156)."""
+    import csv
+
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.jobs import fits, jobs_from_network, prepare
+
+    hw = load_hardware("eyeriss_chip")
+    _, jobs = jobs_from_network("eyeriss_alexnet", None, hw)
+    rows = list(csv.DictReader((Path(__file__).parents[1] / "validation/eyeriss/alexnet_rs_mapping.csv").open()))
+    assert [j.layer.name for j in jobs] == [r["layer"] for r in rows]
+    for job, row in zip(jobs, rows):
+        cm = prepare(job, hw)
+        assert fits(cm, hw)
+        pes = int(row["R"]) * int(row["e"]) * int(row["r"]) * int(row["t"])
+        assert cm.used_pes == pes, job.layer.name
+        assert job.layer.sizes["N"] == 4 and job.layer.sizes["K"] == int(row["M"]) and job.layer.sizes["C"] == int(row["C"])

@@ -51,9 +51,11 @@ SLOW = {
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
     "accelsim bench --search": "search throughput with local and Dask workers",
-    "for m in gamma ng-ga ng-de": "eight mappers' searches of one layer",
+    "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
     "python -m accelsim.search.reuse_report": "an exhaustive search of a layer twice, with and without pruning",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
+    "accelsim multicore --system magma_s2 --workload mix": "100 jobs on four contending sub-accelerators, schedules "
+                                                           "simulated: minutes",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.

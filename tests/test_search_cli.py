@@ -82,7 +82,7 @@ class _Interrupt:
     def __init__(self, after: int):
         self.after, self.seen = after, 0
 
-    def __call__(self, scored: int, best: float | None) -> None:
+    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
         self.seen += scored
         if self.seen >= self.after:
             raise KeyboardInterrupt
@@ -306,3 +306,38 @@ def test_search_without_a_terminal_writes_progress_lines(network, tmp_path, monk
     quiet = run(*HW, "--network", str(network), "--budget", "10", "--max-levels", "1", "--no-progress",
                 "--out", str(tmp_path / "q"))
     assert quiet.exit_code == 0 and "accelsim: search:" not in quiet.stderr
+
+
+# ----- what a user sees: the layer, the styles beaten, a heartbeat while nothing is scored -------
+
+
+def test_heartbeat_names_the_layer_and_beats_while_nothing_is_scored(capsys):
+    """A layer starts, 3 candidates are scored, then nothing: every line names the layer and the
+    count; the lines after the scoring say that nothing was scored meanwhile."""
+    from accelsim.cli import _SearchHeartbeat
+
+    beat = _SearchHeartbeat("latency", 0.05)
+    beat(0, None, "conv_a")
+    beat(3, 1234.0, "conv_a")
+    time.sleep(0.3)
+    beat.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("accelsim: search: layer conv_a: 3 candidates scored, best latency 1,234, ")
+               for line in lines)
+    assert "none in the last" not in lines[0] and all("none in the last" in line for line in lines[1:])
+
+
+def test_search_says_which_named_style_it_beat_and_reads_loop_nest_files(tmp_path):
+    """A loop-nest .yaml file is searched like a .m file; each layer's summary holds the named
+    styles' costs and the report names the best style and the search's gain over it."""
+    out = tmp_path / "s"
+    example = Path(__file__).resolve().parents[1] / "examples" / "timeloop_style.yaml"
+    result = run("--hw", "eyeriss_like", "--mapping", str(example), "--budget", "12", "--out",
+                 str(out))
+    assert result.exit_code == 0, result.output
+    (layer,) = json.loads((out / "summary.json").read_text())["layers"]
+    costs = {k: v for k, v in layer["styles"].items() if v is not None}
+    assert costs and layer["screen_best_cost"] <= min(costs.values())
+    best_style = min(costs, key=costs.get)
+    assert f"{layer['layer']}: best named style {best_style}, latency " in result.stdout

@@ -193,12 +193,18 @@ def test_validate_creates_its_output_directory(tmp_path, monkeypatch):
     import accelsim.validation
 
     seen = []
-    monkeypatch.setattr(accelsim.validation, "run_validation",
-                        lambda paths, quick, force, say: seen.append(paths.out_dir) or [])
+
+    def stub(paths, quick, force, say):
+        seen.append(paths.out_dir)
+        (paths.out_dir / "results.csv").write_text("set,status\n")  # what the summary line reads
+        return []
+
+    monkeypatch.setattr(accelsim.validation, "run_validation", stub)
     out = tmp_path / "new" / "v"
     result = CliRunner().invoke(main, ["validate", "--out", str(out), "--quick"])
     assert result.exit_code == 0, result.output
     assert out.is_dir() and seen == [out]
+    assert "validated 0 scenario layer(s)" in result.output
 
 
 def test_validate_out_is_a_file(tmp_path):

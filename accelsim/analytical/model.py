@@ -57,7 +57,9 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     rates = effective_rates(hw, idealized(check_mode(mode)))
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // rates.l2_buffers
     profile = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
-                                                 rates.egress_words_per_cycle), l2_words)
+                                                 rates.egress_words_per_cycle, ports=rates.ports,
+                                                 port_block_pes=rates.port_block_pes,
+                                                 port_bandwidth_words_per_cycle=rates.port_words_per_cycle), l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)
     tiles = profile.tiles.table()
@@ -133,30 +135,38 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
             tiles: TileTable, fold: SystolicFold | None) -> tuple[int, int, dict[str, int]]:
     """(cycles, compute-busy cycles, stall cycles by cause) from the per-case delays."""
     n = len(steps)
-    ingress_bw, egress_bw = rates.ingress_words_per_cycle, rates.egress_words_per_cycle
-    if rates.step_packed_ingress:  # one packed transfer per step
-        ingress = _ceil_div(steps.sent["input"].total(n) + steps.sent["weight"].total(n) + steps.readback.total(n),
-                            ingress_bw)
-    else:
-        ingress = cast(np.ndarray, sum(p.serial_cycles(n, ingress_bw, rates.packed_ingress)
-                                       for p in (steps.sent["input"], steps.sent["weight"], steps.readback)))
-    if rates.step_packed_egress:  # one packed transfer per drain
-        egress = _ceil_div(steps.drained.total(n), egress_bw)
-    else:
-        egress = steps.drained.serial_cycles(n, egress_bw, rates.packed_egress)
+    # a step's words share the network's width; with root ports, also the busiest port's
+    ingress = _ceil_div(steps.sent["input"].total(n) + steps.sent["weight"].total(n) + steps.readback.total(n),
+                        rates.ingress_words_per_cycle)
+    if rates.ports > 1:
+        ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_words_per_cycle))
+    egress = _ceil_div(steps.drained.total(n), rates.egress_words_per_cycle)
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
     dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist()),
+                                   steps.readback_source_steps.tolist(), [rates.reduction_latency_cycles(int(g)) for g in steps.drained.max_members(n)],
+                                   _barrier(rates, profile, steps)),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
                             rates.l1_buffers, rates.l2_buffers, rates.ingress_latency_cycles,
-                            rates.drain_delay_cycles, rates.dram_latency_cycles, rates.shared_egress))
+                            rates.drain_delay_cycles, rates.dram_latency_cycles, rates.shared_egress,
+                            rates.register_stages))
     case_of = {tuple(row): i for i, row in enumerate(cases.klass.tolist())}
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
     cycles = pipeline.run(profile.loop_classes, case_of, profile.tiles.tile_loops, tile_of)
     return cycles, pipeline.s.busy, pipeline.stalls(cycles)
+
+
+def _barrier(rates: Rates, profile: ScheduleProfile, steps: DemandTable) -> list[bool]:
+    """Per case, whether the controller's tile barrier holds its steps (``hw.controller``;
+    none where idealized, as in maestro mode): the first step of an output tile, or a step
+    loading weights."""
+    if rates.tile_barrier == "none":
+        return []
+    if rates.tile_barrier == "output_tile":
+        return (steps.steps % profile.run_steps == 0).tolist()
+    return (steps.sent["weight"].total(len(steps)) > 0).tolist()
 
 
 def _dram_cycles(hw: HardwareSpec, rates: Rates, words: np.ndarray, runs: np.ndarray) -> np.ndarray:

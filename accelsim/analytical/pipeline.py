@@ -32,20 +32,26 @@ from accelsim.mapping.geometry import LoopClass
 @dataclass(frozen=True)
 class StepDelays:
     """Per step case (cycles): ingress, compute, egress, whether it drains, and how many steps
-    back lies the drain whose partial sums it reads back (0: none)."""
+    back lies the drain whose partial sums it reads back (0: none); ``landing``: cycles from a
+    drain's last word leaving the PEs to its sums being in L2 (the reduction network's depth;
+    empty: none)."""
 
     ingress: Sequence[int]
     compute: Sequence[int]
     egress: Sequence[int]
     drains: Sequence[bool]
     readback_source: Sequence[int]
+    landing: Sequence[int] = ()
+    barrier: Sequence[bool] = ()  # the controller holds the step until every drain so far landed
 
 
 @dataclass(frozen=True)
 class Timing:
     """Buffering and latencies (cycles): L1 and L2 buffers (2 when double-buffered), operands'
     network latency, cycles between a step's last MAC and its drain (MAC pipeline), DRAM
-    latency per transfer, and whether outputs share the distribution network."""
+    latency per transfer, and whether outputs share the distribution network.
+    ``register_stages``: steps whose operands may wait on the network's hop registers (systolic
+    links: one step per hop), on top of L1's operand buffers."""
 
     l1_buffers: int = 2
     l2_buffers: int = 2
@@ -53,6 +59,7 @@ class Timing:
     drain_delay: int = 0
     dram_latency: int = 0
     shared_network: bool = False
+    register_stages: int = 0
 
 
 class _Recent:
@@ -106,6 +113,7 @@ class _State:
 
     l1_buffers: int = 2
     l2_buffers: int = 2
+    operand_slots: int = 2  # L1 operand buffers plus hop registers
     channel_free: int = 0  # DRAM channel
     distributed: list[int] = field(default_factory=list)  # the last l2_buffers tiles handed out
     writes: list[list[int]] = field(default_factory=list)  # (ready, cycles) of write-backs not yet made
@@ -114,8 +122,9 @@ class _State:
     arrived: int = 0  # the current tile is in L2
     noc_free: int = 0
     compute_free: int = 0
-    computed: list[int] = field(default_factory=list)  # the last l1_buffers steps computed
+    computed: list[int] = field(default_factory=list)  # the last operand_slots steps computed
     drain_free: int = 0
+    land_free: int = 0  # every drain so far has landed in L2
     drained: list[int] = field(default_factory=list)  # the last l1_buffers drains (out buffers)
 
     stall_dram: int = 0
@@ -129,13 +138,13 @@ class _State:
 
     def __post_init__(self) -> None:
         self.distributed = [0] * self.l2_buffers
-        self.computed = [0] * self.l1_buffers
+        self.computed = [0] * self.operand_slots
         self.drained = [0] * self.l1_buffers
 
     def vector(self) -> list[int]:
         return [self.channel_free, *self.distributed, *(w[0] for w in self.writes), self.written, self.fetched,
                 self.arrived,
-                self.noc_free, self.compute_free, *self.computed, self.drain_free, *self.drained,
+                self.noc_free, self.compute_free, *self.computed, self.drain_free, self.land_free, *self.drained,
                 self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile]
 
     def load(self, values: list[int]) -> None:
@@ -150,6 +159,7 @@ class _State:
         self.noc_free, self.compute_free = next(it), next(it)
         self.computed = [next(it) for _ in self.computed]
         self.drain_free = next(it)
+        self.land_free = next(it)
         self.drained = [next(it) for _ in self.drained]
         (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy,
          self.step, self.tile) = (next(it) for _ in range(6))
@@ -165,7 +175,7 @@ class Pipeline:
         self.write_cycles = write_cycles
         self.read_source = read_source  # per tile case: tiles back to the partial sums' write-back
         self.t = timing
-        self.s = _State(timing.l1_buffers, timing.l2_buffers)
+        self.s = _State(timing.l1_buffers, timing.l2_buffers, timing.l1_buffers + timing.register_stages)
         self._tile_writes = False  # the current tile writes outputs back (its last step drains)
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
@@ -192,7 +202,7 @@ class Pipeline:
     def _end_tile(self, tile: int) -> None:
         s = self.s
         s.distributed = s.distributed[1:] + [s.noc_free]
-        s.writes.append([s.drained[-1], self.write_cycles[tile], s.tile])
+        s.writes.append([s.land_free, self.write_cycles[tile], s.tile])
         s.tile += 1
 
     def _write(self, ready: int, cycles: int, number: int) -> None:
@@ -210,6 +220,8 @@ class Pipeline:
         free = max(s.noc_free, s.computed[0], s.arrived if tile_first else 0)
         source = d.readback_source[case]
         start = max(free, s.landed.get(s.step - source)) if source else free  # partial sums in L2
+        if d.barrier and d.barrier[case]:  # the controller's tile barrier: every output so far in L2
+            start = max(start, s.land_free)
         s.noc_free = start + d.ingress[case]
         began = max(s.compute_free, s.noc_free + (self.t.ingress_latency if d.ingress[case] else 0))
         waited = began - s.compute_free
@@ -232,8 +244,10 @@ class Pipeline:
                 s.noc_free = start + d.egress[case]
             s.drain_free = start + d.egress[case]
             s.drained = s.drained[1:] + [s.drain_free]
+            land = s.drain_free + (d.landing[case] if d.landing else 0)
+            s.land_free = max(s.land_free, land)
             if self.keep_landed:  # a window of the drains read-backs may still wait for
-                s.landed.record(s.step, s.drain_free)
+                s.landed.record(s.step, land)
         s.step += 1
 
     # ---------------------------------------------------------------- traversal
@@ -311,7 +325,7 @@ class Pipeline:
 
         tiles(0, ())()
         s = self.s
-        end = max(s.compute_free, s.drain_free)
+        end = max(s.compute_free, s.land_free)
         for ready, cycles, number in s.writes:
             self._write(ready, cycles, number)
         return max(end, s.written + self.t.dram_latency)
@@ -323,6 +337,6 @@ class Pipeline:
         return {
             "compute": 0,
             "distribution_noc": s.stall_noc,
-            "reduction": s.stall_reduction + max(0, s.drain_free - s.compute_free),
-            "dram": s.stall_dram + cycles - max(s.compute_free, s.drain_free),
+            "reduction": s.stall_reduction + max(0, s.land_free - s.compute_free),
+            "dram": s.stall_dram + cycles - max(s.compute_free, s.land_free),
         }

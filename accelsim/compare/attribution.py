@@ -16,11 +16,12 @@ so the parts always sum to the gap ``R - S``. In maestro mode ``R`` is ``M`` and
 switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause (tested):
 
 - ``noc_contention``: no multicast where the hardware has none, L2 ports capping the NoC
-  bandwidth, one packet per tensor (per PE without multicast) instead of one packed transfer,
-  outputs sharing the distribution network when there is no reduction network;
-- ``reduction_latency``: reduction-network hop latency and per-group serialization of drains;
+  bandwidth, a tree's root ports (each feeding its own block of PEs) instead of one shared
+  width, outputs sharing the distribution network when there is no reduction network;
+- ``reduction_latency``: reduction-network hop latency;
 - ``pipeline_fill_drain``: distribution-network latency and the MAC pipeline depth (the cycles
-  before a step's operands are usable and after its last MAC);
+  before a step's operands are usable and after its last MAC), and the controller's tile
+  barrier (a tile's fill and drain exposed);
 - ``dram_latency``: DRAM latency, burst rounding of contiguous runs and DMA setup cost
   (``dram.model``), against bytes over bandwidth;
 - ``buffer_limits``: single-buffered L1/L2 where the hardware is, against MAESTRO's ideal
@@ -43,8 +44,8 @@ from accelsim.sim.engine import SimOptions, simulate_layer
 
 CAUSES: dict[str, frozenset[str]] = {
     "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress"}),
-    "reduction_latency": frozenset({"reduction_latency", "packed_egress"}),
-    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline"}),
+    "reduction_latency": frozenset({"reduction_latency"}),
+    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
     "dram_latency": frozenset({"dram"}),
     "buffer_limits": frozenset({"double_buffering"}),
 }

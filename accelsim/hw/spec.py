@@ -157,6 +157,19 @@ class DRAMSpec(_Strict):
         return _known_kind(model, DRAM_KINDS)
 
 
+class ControllerSpec(_Strict):
+    """Policies of the accelerator's controller that hold back the schedule (each off unless a
+    design has it).
+
+    ``tile_barrier``: a step is not sent before every output drained so far has landed in L2:
+    ``output_tile`` at the first step of every output tile (an output-stationary mesh that
+    fills and drains each tile, as STONNE's TPU controller), ``weight_tile`` at every step that
+    loads weights (STONNE's MAERI controller: the next weight tile only after the previous
+    tile's outputs are written); ``none``: steps stream."""
+
+    tile_barrier: Literal["none", "output_tile", "weight_tile"] = "none"
+
+
 # Interstellar (Yang et al., ASPLOS 2020) Table 3, 16-bit access energy at 28 nm.
 RF_ENERGY_PJ_BY_BYTES = {16: 0.03, 32: 0.06, 64: 0.12, 128: 0.24, 256: 0.48, 512: 0.96}
 SRAM_ENERGY_PJ_BY_BYTES = {
@@ -231,6 +244,7 @@ class HardwareSpec(_Strict):
     reduction_noc: ReductionNoCSpec
     dram: DRAMSpec
     energy: EnergySpec = EnergySpec()
+    controller: ControllerSpec = ControllerSpec()
 
     @property
     def num_pes(self) -> int:

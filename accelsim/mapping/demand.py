@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
-from math import prod
+from math import ceil, prod
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
+from accelsim.mapping.ports import PortLoads
 from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
 from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
@@ -67,13 +68,12 @@ class TransferSet:
     """Deliveries of one tensor in one step.
 
     ``transfers`` packets; ``words`` distinct words sent (= L2 reads); ``dest_words`` words
-    written into L1s; ``serial_cycles`` the network's busy cycles (see ``ProfileOptions``).
+    written into L1s (the step's time on the network is its :attr:`StepDemand.ingress_cycles`).
     """
 
     transfers: int = 0
     words: int = 0
     dest_words: int = 0
-    serial_cycles: int = 0
     packet_words: tuple[int, ...] = ()  # per packet, only in per-PE detail
 
 
@@ -95,27 +95,36 @@ class StepDemand:
     reduction_serial_cycles: int  # busy cycles of the egress network for the drains
     tile_first: bool  # first step of an L2 tile
     tile_last: bool  # last step of an L2 tile
+    # busy cycles of the distribution network for input, weight and read-back together (they
+    # share its ports; see ProfileOptions)
+    ingress_cycles: int
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
 
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle) used
-    to size packets. ``detail`` keeps per-PE and per-packet lists for the per-PE engine;
-    ``exact`` treats every loop index and every sub-unit as its own class (for mappings whose
-    windows overlap or leave gaps, ``--unchecked``)."""
+    """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle).
+    ``detail`` keeps per-PE and per-packet lists for the per-PE engine; ``exact`` treats every
+    loop index and every sub-unit as its own class (for mappings whose windows overlap or leave
+    gaps, ``--unchecked``).
+
+    A step's operand words (every tensor, read-backs included) share the distribution
+    network: it takes ``ceil(distinct words / noc_bandwidth)`` cycles (the bandwidth capped by
+    L2's reads), and with ``ports`` > 1 at least as many as its busiest port needs: port p
+    feeds PEs ``[p * port_block_pes, (p + 1) * port_block_pes)`` at
+    ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
+    that feeds one of its PEs. A step's drains share the reduction network's width:
+    ``ceil(words after reduction / egress_bandwidth)``."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
     egress_bandwidth_words_per_cycle: float
     detail: bool = False
-    # packed: the packets of one step share the network's width (systolic edge links, a
-    # reduction network's parallel chains/subtrees): ceil(sum of words / bandwidth) cycles;
-    # otherwise each packet takes ceil(words / bandwidth) cycles on its own
-    packed_ingress: bool = False
-    packed_egress: bool = False
     exact: bool = False
+    ports: int = 1
+    port_block_pes: int = 1
+    port_bandwidth_words_per_cycle: float = 1.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -143,13 +152,6 @@ class Groups:
         """Words per case."""
         return self._per_case(self.n * self.words, cases)
 
-    def serial_cycles(self, cases: int, bandwidth: float, packed: bool) -> np.ndarray:
-        """Cycles per case on a network of ``bandwidth`` words/cycle: all words at once
-        (packed) or group by group."""
-        if packed:
-            return np.ceil(self.total(cases) / bandwidth).astype(np.int64)
-        return self._per_case(self.n * np.ceil(self.words / bandwidth).astype(np.int64), cases)
-
     def max_members(self, cases: int) -> np.ndarray:
         """The largest group's PEs per case (0: none)."""
         out = np.zeros(cases, dtype=np.int64)
@@ -173,7 +175,8 @@ class DemandTable:
     steps back to the end of the previous visit, 0 where none is read); the drains after
     spatial reduction at the end of an output run (``drained``, ``run_end``; ``drains``: some
     PE drained), the words read out of the PEs (``drain_pe_words``) and whether they are
-    partial sums; whether the step is the first or last of its L2 tile.
+    partial sums; whether the step is the first or last of its L2 tile; with several root
+    ports (see ``ProfileOptions``), the words on the busiest one.
     """
 
     steps: np.ndarray
@@ -194,6 +197,8 @@ class DemandTable:
     drain_partial: np.ndarray
     tile_first: np.ndarray
     tile_last: np.ndarray
+    # words on the distribution network's busiest root port (all tensors; 0 with one port)
+    busiest_port_words: np.ndarray
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -333,6 +338,7 @@ class ScheduleProfile:
         self.l2_required_words = self.tiles.l2_required_words
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
+        self._ports: PortLoads | None = None  # built when a multi-port network first needs it
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
 
@@ -388,6 +394,7 @@ class ScheduleProfile:
             return a.reshape(a.shape[0], -1).T
 
         sent, delivered = {}, {}
+        on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
             lo, hi = cur.tensor(nest, role)
             plo, phi = prev.tensor(nest, role)
@@ -401,6 +408,8 @@ class ScheduleProfile:
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
                                       new.ravel()[sel], opts.multicast)
             delivered[role] = (count[None, :] * new).sum(axis=1)
+            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], new.ravel()[sel],
+                             opts.multicast))
         footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
         # ---- outputs: a run is the steps over one output tile
@@ -412,9 +421,9 @@ class ScheduleProfile:
         olo, ohi = cur.tensor(nest, "output")
         sel = (act & (run_start & revisit)[:, None]).ravel()
         both = np.ones((int(sel.sum()), 2), dtype=bool)
-        readback = self._groups("output", case_of[sel], class_of_row[sel],
-                                np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], both,
-                                volume(olo, ohi).ravel()[sel], True)
+        rkeys, rwords = np.concatenate([flat(olo), flat(ohi)], axis=1)[sel], volume(olo, ohi).ravel()[sel]
+        readback = self._groups("output", case_of[sel], class_of_row[sel], rkeys, both, rwords, True)
+        on_ports.append(("output", case_of[sel], class_of_row[sel], rkeys, both, rwords, True))
         # a PE drains if it worked in the run: by the prefix property, iff it works at its start
         start_rep = rep.copy()
         start_rep[:, [i for i in range(loops) if self.strides[i] < self.run_steps]] = 0
@@ -438,25 +447,31 @@ class ScheduleProfile:
             readback_source_steps=self.visits.steps_back(steps, readback_words > 0),
             tile_first=tile_pos == 0, tile_last=tile_pos == self.steps_per_tile - 1,
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
+            busiest_port_words=self._busiest_port_words(n, on_ports),
         )
 
     def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
         """The demands of ``cases`` (rows of class numbers per loop) as records, with the
-        networks' busy cycles at the options' bandwidths."""
+        networks' busy cycles at the options' bandwidths: a step's operand words share the
+        distribution network (at least its busiest port's words over the port's width), its
+        drains the reduction network's width."""
         opts = self.opts
         t = self.table(cases)
         n = len(t)
         bw, ebw = opts.noc_bandwidth_words_per_cycle, opts.egress_bandwidth_words_per_cycle
+        words = t.sent["input"].total(n) + t.sent["weight"].total(n) + t.readback.total(n)
+        ingress = np.maximum(np.ceil(words / bw), np.ceil(t.busiest_port_words / opts.port_bandwidth_words_per_cycle))
         columns = {
             "macs": t.macs, "active_pes": t.active_pes, "max_pe_macs": t.max_pe_macs,
             "drain_groups": t.drained.count(n), "drain_words": t.drained.total(n), "drain_pe_words": t.drain_pe_words,
             "drain_max_group": t.drained.max_members(n),
-            "reduction_serial_cycles": t.drained.serial_cycles(n, ebw, opts.packed_egress),
+            "reduction_serial_cycles": np.ceil(t.drained.total(n) / ebw).astype(np.int64),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
+            "ingress_cycles": ingress.astype(np.int64),
         }
         plain = {k: v.tolist() for k, v in columns.items()}
         sets_of = {
-            name: [a.tolist() for a in (g.count(n), g.total(n), dest, g.serial_cycles(n, bw, opts.packed_ingress))]
+            name: [a.tolist() for a in (g.count(n), g.total(n), dest)]
             for name, g, dest in (("input", t.sent["input"], t.delivered_words["input"]),
                                   ("weight", t.sent["weight"], t.delivered_words["weight"]),
                                   ("readback", t.readback, t.readback.total(n)))}
@@ -475,6 +490,19 @@ class ScheduleProfile:
                                            bool(t.run_end[i]))
             out.append(demand)
         return out
+
+    def _busiest_port_words(self, n: int, on_ports: list[tuple]) -> np.ndarray:
+        """Per case, the words on the distribution network's busiest root port (0 with one
+        port): a multicast group's words once on each port whose block holds one of its PEs."""
+        opts = self.opts
+        if opts.ports == 1:
+            return np.zeros(n, dtype=np.int64)
+        if self._ports is None:
+            self._ports = PortLoads(self.cm, self.units, opts.port_block_pes, opts.ports)
+        loads = np.zeros((n, opts.ports), dtype=np.int64)
+        for role, case, klass, keys, moving, words_each, multicast in on_ports:
+            self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
+        return loads.max(axis=1)
 
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
                 words: np.ndarray, multicast: bool) -> Groups:
@@ -505,6 +533,8 @@ class ScheduleProfile:
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
         packets: dict[str, tuple[int, ...]] = {}
+        port = pes // opts.port_block_pes
+        port_load = np.zeros(opts.ports, dtype=np.int64)  # counted PE by PE
         for role in OPERAND_ROLES:
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
@@ -512,9 +542,13 @@ class ScheduleProfile:
             new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
             keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if prev_valid else []), axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
+            _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
-        readback = _packet_words(np.concatenate([olo.T, ohi.T], axis=1), volume(olo, ohi), cur.active[0], True) \
-            if reads_back else ()
+        readback: tuple[int, ...] = ()
+        if reads_back:
+            okeys = np.concatenate([olo.T, ohi.T], axis=1)
+            readback = _packet_words(okeys, volume(olo, ohi), cur.active[0], True)
+            _add_port_words(port_load, okeys, volume(olo, ohi), cur.active[0], port, True)
         drain_words: tuple[int, ...] = ()
         if drains:
             start = [i.copy() for i in idx]
@@ -524,17 +558,23 @@ class ScheduleProfile:
             first = boxes(cm, start, [u[None, :] for u in units])
             slo, shi = (a[:, 0, :] for a in first.tensor(nest, "output"))
             drain_words = _packet_words(np.concatenate([slo.T, shi.T], axis=1), volume(slo, shi), first.active[0], True)
-        sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, ts.serial_cycles, packets[role])
+        sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, packets[role])
                 for role, ts in (("input", demand.input), ("weight", demand.weight))}
         detailed = StepDemand(
             demand.macs, demand.active_pes, demand.max_pe_macs, sets["input"], sets["weight"],
-            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words,
-                        demand.readback.serial_cycles, readback),
+            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words, readback),
             demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
             demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
-            tuple(pe_macs.tolist()), drain_words,
+            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words,
         )
         _check_detail(detailed, int(pe_macs.sum()))
+        words = demand.input.words + demand.weight.words + demand.readback.words
+        ingress = ceil(words / opts.noc_bandwidth_words_per_cycle)
+        if opts.ports > 1:
+            ingress = max(ingress, ceil(int(port_load.max()) / opts.port_bandwidth_words_per_cycle))
+        if ingress != demand.ingress_cycles:
+            raise AssertionError(f"per-PE port loads {port_load.tolist()} give {ingress} ingress cycles, "
+                                 f"the classes {demand.ingress_cycles}")
         return detailed
 
 
@@ -558,6 +598,17 @@ def _packet_words(keys: np.ndarray, words: np.ndarray, sel: np.ndarray, multicas
         return tuple(int(w) for w in words[idx])
     _, first = np.unique(keys[idx], axis=0, return_index=True)
     return tuple(int(w) for w in words[idx][np.sort(first)])
+
+
+def _add_port_words(load: np.ndarray, keys: np.ndarray, words: np.ndarray, sel: np.ndarray, port: np.ndarray,
+                    multicast: bool) -> None:
+    """Add the selected PEs' words to their ports' ``load``: a multicast group (PEs of one
+    key) once per port it reaches, else every PE's words."""
+    idx = np.nonzero(sel)[0]
+    if multicast and len(idx):
+        _, first = np.unique(np.column_stack([keys[idx], port[idx]]), axis=0, return_index=True)
+        idx = idx[first]
+    np.add.at(load, port[idx], words[idx])
 
 
 def _check_detail(d: StepDemand, macs: int) -> None:

@@ -1,5 +1,5 @@
-"""Jobs: a layer with its dataflow, from a MAESTRO file or a network under a named style,
-compiled and checked against the hardware's buffers before any model runs it."""
+"""Jobs: a layer with its dataflow, from a MAESTRO file, a network under a named style or a
+network table that gives its layers' dataflows, compiled and checked against the hardware's buffers before any model runs it."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NoReturn, Sequence
 
-from accelsim.errors import MappingError
+from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import BufferOverflow, CompiledMapping, check_fits, compile_mapping
 from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
 from accelsim.mapping.limits import check_exact
-from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro
-from accelsim.mapping.styles import style_mapping
-from accelsim.workload.ops import Layer
+from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro, parse_maestro, write_maestro
+from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.workload.ops import Layer, LayerDataflow, Network
 from accelsim.workload.tables import load_network
 
 class OverflowWarning(UserWarning):
@@ -105,11 +105,40 @@ def _select(mf: MaestroFile, layer: str | None, path: str) -> Sequence[MaestroLa
     return [ml for ml in mf.layers if ml.name == layer] or _no_layer(layer, [ml.name for ml in mf.layers], path)
 
 
-def jobs_from_network(network: str, style: str, hw: HardwareSpec, layer: str | None = None) -> tuple[str, list[Job]]:
-    """(network name, jobs) of a bundled or YAML network mapped in a named style."""
+def jobs_from_network(network: str, style: str | None, hw: HardwareSpec,
+                      layer: str | None = None) -> tuple[str, list[Job]]:
+    """(network name, jobs) of a bundled or YAML network mapped in a named style, or, with no
+    style, in the dataflows its table gives its layers (a layer without one is refused)."""
     net = load_network(network)
     layers = [net.layer(layer)] if layer is not None else list(net.layers)
-    return net.name, [Job(one, tuple(style_mapping(style, one, hw)), f"style {style}") for one in layers]
+    if style:
+        return net.name, [Job(one, tuple(style_mapping(style, one, hw)), f"style {style}") for one in layers]
+    return net.name, [_table_job(net, one) for one in layers]
+
+
+def _table_job(net: Network, layer: Layer) -> Job:
+    """The job of a layer whose network table gives its dataflow (see :func:`table_dataflow`)."""
+    given = net.dataflow(layer.name)
+    if given is None:
+        raise InputError(
+            f"layer {layer.name!r} of network {net.name!r} has no 'dataflow' in its table: --network needs "
+            f"--style (one of {', '.join(sorted(STYLES))}) unless its table gives every layer a dataflow",
+            source=net.source)
+    return Job(layer, table_dataflow(layer, given), f"{given.source} layer {layer.name} dataflow")
+
+
+def table_dataflow(layer: Layer, given: LayerDataflow) -> tuple[Directive, ...]:
+    """The directives of a table's ``dataflow`` text for ``layer``, parsed as the ``Dataflow``
+    block of a MAESTRO file holding the layer (so ``Sz(R)`` reads the layer's sizes); a problem is
+    a MappingError at the table's file and line (the text is placed on the lines it has there)."""
+    holder = write_maestro(to_maestro("table", [Job(layer, (ClusterDirective(1, 0),), given.source)]))
+    lines = [ln.strip() for ln in holder.splitlines() if ln.strip() and not ln.strip().startswith("//")]
+    opened = next(i for i, ln in enumerate(lines) if ln.startswith("Dataflow"))
+    # the holder's one placeholder directive is replaced by the table's text
+    header, closing = " ".join(lines[:opened + 1]), " ".join(lines[opened + 2:])
+    pad = "\n" * max(0, (given.line or 2) - 1)
+    mf = parse_maestro(f"{header}{pad}{given.text}\n{closing}\n", given.source)
+    return mf.layers[0].dataflow
 
 
 def to_maestro(network: str, jobs: Iterable[Job]) -> MaestroFile:

@@ -421,7 +421,7 @@ def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProbl
         kept = lm.kept[i]
         keeps = tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
         where: Literal["per_pe", "per_cluster", "shared"] = (
-            "per_pe" if lv.instances == plan.num_pes and i > 0 else "shared" if lv.instances == 1 else "per_cluster")
+            "per_pe" if i >= plan.pe_first else "shared" if lv.instances == 1 else "per_cluster")
         levels.append(StorageLevelSpec(
             name=lv.name, instances=where, kind="dram" if i == 0 else "buffer", size_bytes=lv.size_bytes,
             read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
@@ -437,11 +437,14 @@ def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: s
 
 
 def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = (),
-                 hw_ref: str | HardwareSpec | None = None, mapping_used: bool = True) -> TimeloopJob:
+                 hw_ref: str | HardwareSpec | None = None, mapping_used: bool | None = True) -> TimeloopJob:
     """:func:`load_timeloop` of documents given as (text, source); ``hw_ref`` may be a spec.
     ``mapping_used=False`` (search): the layer and the hardware only; a mapping, if given, is
-    not read, and the jobs carry the problem's layer with an empty dataflow."""
+    not read, and the jobs carry the problem's layer with an empty dataflow; None: the mapping
+    when the files give one."""
     merged = merge_texts(texts)
+    if mapping_used is None:
+        mapping_used = bool(merged.data.get("mapping"))
     source = ", ".join(dict.fromkeys(merged.origin.values()))
     if "sparse_optimizations" in merged.data:
         warnings.warn(f"{merged.origin['sparse_optimizations']}: sparse_optimizations are not modelled (no "

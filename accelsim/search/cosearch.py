@@ -197,7 +197,7 @@ class CoSearchResult:
     generations: int = 0
 
 
-RowsCallback = Callable[[int, float | None], None]
+RowsCallback = Callable[[int, float | None, str], None]  # (designs scored, best cost so far, label)
 
 
 class CoSearch:
@@ -240,7 +240,7 @@ class CoSearch:
             population = _survivors(pool, cfg.population)
             generation += 1
             if on_rows is not None:
-                on_rows(fresh, self._best[0] if self._best else None)
+                on_rows(fresh, self._best[0] if self._best else None, "co-search")
             idle = 0 if fresh else idle + 1
             if idle >= STALL_BATCHES:
                 stopped = "stalled"

@@ -28,7 +28,7 @@ from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
-from accelsim.mapping.jobs import Job, jobs_from_maestro
+from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
@@ -49,7 +49,7 @@ MAPPERS = ("gamma", "random", "exhaustive", *NEVERGRAD_MAPPERS)
 TWO_STAGE = "two-stage"
 SCREEN = "analytical"
 
-Progress = Callable[[int, float | None], None]  # (new rows scored, best cost so far)
+Progress = Callable[[int, float | None, str], None]  # (new rows scored, best cost so far, layer); 0 rows: it starts
 
 
 def search_models() -> tuple[str, ...]:
@@ -124,17 +124,31 @@ class SearchSettings:
         return out
 
 
-def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
-    """The mappings of ``layer`` in each named style that can map it on ``hw`` (in the order of
-    :data:`~accelsim.mapping.styles.STYLES`): where a search starts, so that its best is never
-    worse than the best named style under the scoring model."""
-    seeds = []
+def named_style_seeds(layer: Layer, hw: HardwareSpec) -> dict[str, tuple[Directive, ...]]:
+    """The mapping of ``layer`` in each named style that can map it on ``hw``, by style (in the
+    order of :data:`~accelsim.mapping.styles.STYLES`)."""
+    seeds = {}
     for style in STYLES:
         try:
-            seeds.append(tuple(style_mapping(style, layer, hw)))
+            seeds[style] = tuple(style_mapping(style, layer, hw))
         except (InputError, MappingError):
             continue  # this style cannot map this layer on this hardware
     return seeds
+
+
+def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
+    """The mappings of ``layer`` in each named style that can map it on ``hw``: where a search
+    starts, so that its best is never worse than the best named style under the scoring model."""
+    return list(named_style_seeds(layer, hw).values())
+
+
+def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict[str, float | None]:
+    """Each named style's cost under ``ev``'s model (None: illegal or skipped), for the styles
+    the search scored (a budget smaller than their number leaves the last out); nothing new is
+    scored."""
+    frame = ev.evaluate(list(named.values()), limit=0)
+    return {style: float(row["cost"]) if row["status"] == "ok" else None
+            for style, (_, row) in zip(named, frame.iterrows())}
 
 
 def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
@@ -159,9 +173,10 @@ def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
     return ExhaustiveMapper(space, hw, settings.min_utilization, unique_reuse=settings.unique_reuse)
 
 
-def _layers(settings: SearchSettings) -> tuple[str, list[Layer]]:
-    if settings.mapping is not None:
-        name, jobs = jobs_from_maestro(settings.mapping, settings.layer)
+def _layers(settings: SearchSettings, num_pes: int) -> tuple[str, list[Layer]]:
+    """The network's name and the layers to search (a mapping file's dataflows are not used)."""
+    if settings.mapping is not None:  # a MAESTRO .m or a loop-nest .yaml file
+        name, jobs = jobs_from_mapping_file(settings.mapping, num_pes, settings.layer)
         return name, [job.layer for job in jobs]
     if settings.network is None:
         raise InputError("give --network NAME or --mapping FILE.m: the layers to search")
@@ -188,7 +203,7 @@ class _Saver:
         if len(legal):
             self.best = min(self.best, float(legal.min())) if self.best is not None else float(legal.min())
         if self.progress is not None and self.counts:
-            self.progress(len(rows), self.best)
+            self.progress(len(rows), self.best, str(rows["layer"].iloc[0]) if len(rows) else "")
 
 
 def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: bool = False,
@@ -202,7 +217,7 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
         hw, network, layers = t.hw, t.name, [job.layer for job in t.jobs]
     else:
         hw = load_hardware(settings.hw or "", list(settings.overrides))
-        network, layers = _layers(settings)
+        network, layers = _layers(settings, hw.num_pes)
     if settings.co_search:
         return _co_search(settings, hw, network, layers, out, executor, resume, progress)
     with SearchDir(out, settings.to_dict(), resume) as directory:
@@ -233,6 +248,8 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
     frames: dict[str, pd.DataFrame] = {}
     for layer in layers:
         start = time.perf_counter()
+        if progress is not None:
+            progress(0, None, layer.name)
         mine = stored[stored["layer"] == layer.name]
         space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
         with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
@@ -240,9 +257,11 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
             saved = mine[mine["model"] == screen]
             ev.preload(saved)
             saver = _Saver(directory, set(saved["key"]), progress, True)
-            seeds = style_seeds(layer, hw) if settings.style_seeds else []
+            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+            seeds = list(named.values())
             mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
             found = search(ev, mapper, settings.budget, saver, seeds)
+            styles = _style_costs(ev, named)
         screen_seconds = time.perf_counter() - start
         reranking = None
         if settings.model == TWO_STAGE:
@@ -255,8 +274,9 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
             best = found.best
         frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-        summary["layers"].append(_layer_summary(layer, found, reranking, best, screen_seconds,
-                                                time.perf_counter() - start))
+        summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
+                                                   time.perf_counter() - start), "styles": styles,
+                                  "screen_best_cost": found.best["cost"] if found.best is not None else None})
         if best is not None:
             best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
             directory.write_best(network, best_jobs)

@@ -152,19 +152,23 @@ class LayerSimulation:
             noc_bandwidth_words_per_cycle=self.ingress_bw,
             egress_bandwidth_words_per_cycle=self.egress_bw,
             detail=options.per_pe,
-            packed_ingress=rates.packed_ingress,
-            packed_egress=rates.packed_egress,
             exact=not options.check_legality,
+            ports=rates.ports,
+            port_block_pes=rates.port_block_pes,
+            port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
         )
         self.l2_buffers = rates.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
         self.ingress_latency = rates.ingress_latency_cycles
         self.pipeline = rates.drain_delay_cycles
-        # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
-        # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self.ingress_latency if self.dist_kind.registers_steps else 0)
+        # operand tiles in flight: L1's buffers, plus on systolic links and a pipelined tree one
+        # per pipeline stage (each hop's register holds one step's data, so the latency does not
+        # throttle)
+        self.operand_slots = self.buffers + rates.register_stages
         # MAESTRO assumes no contention: outputs do not compete with operands
         self.shared_egress = rates.shared_egress
+        # the controller's tile barrier (hw.controller; none where idealized)
+        self.barrier = rates.tile_barrier
         self.events = 0
 
     @property
@@ -175,9 +179,7 @@ class LayerSimulation:
     # ------------------------------------------------------------------ timing rules
     def _reduction_latency(self, group: int) -> int:
         """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        if self.rates.ideal_reduction_latency or group <= 1:
-            return 0
-        return self.hw.reduction_noc.latency_cycles_per_hop * self.red_kind.hops(group)
+        return self.rates.reduction_latency_cycles(group)
 
     def _record(self, component: str, kind: str, start: float, end: float, step: int,
                 tensor: str = "", words: int = 0, pes: int = 0) -> None:
@@ -376,18 +378,29 @@ class LayerSimulation:
         return True
 
     def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
-        """A step's transfers on the distribution network: (tensor, words, serial cycles, packets)."""
+        """A step's transfers on the distribution network: (tensor, words, cycles, packets).
+        The tensors share the network for the step's ``ingress_cycles``; each is shown for its
+        share of them, in proportion to its words (the cycles add up to the step's)."""
         found = self._parts_cache.get(id(demand))
         if found is None:
-            if self.rates.step_packed_ingress:
-                words = demand.input.words + demand.weight.words + demand.readback.words
-                found = [("", words, ceil(words / self.ingress_bw), ())] if words else []
-            else:
-                found = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
-                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
-                                            ("output", demand.readback)) if ts.words]
+            sets = [(tensor, ts) for tensor, ts in (("input", demand.input), ("weight", demand.weight),
+                                                    ("output", demand.readback)) if ts.words]
+            total = sum(ts.words for _, ts in sets)
+            found, sent, shown = [], 0, 0
+            for tensor, ts in sets:
+                sent += ts.words
+                share = ceil(sent * demand.ingress_cycles / total) - shown
+                shown += share
+                found.append((tensor, ts.words, share, ts.packet_words))
             self._parts_cache[id(demand)] = found
         return found
+
+    def _at_barrier(self, step: int, demand: StepDemand) -> bool:
+        """Whether the controller holds ``step`` until every earlier output has landed: the
+        first step of an output tile (``output_tile``) or a step loading weights (``weight_tile``)."""
+        if self.barrier == "output_tile":
+            return step % self.profile.run_steps == 0
+        return demand.weight.words > 0
 
     def _distribute(self) -> Process:
         st, profile = self.states["distribute"], self.profile
@@ -411,11 +424,13 @@ class LayerSimulation:
                 # a visit in which no PE worked drained nothing: the one before it did
                 while st.key >= 0 and not (yield from self._wait(self.partial_sums, st, "psum")):
                     st.key = profile.visits.previous_end(st.key)
-            held = self.clock() - st.since  # cycles the step was held for its partial sums
+            if self.barrier != "none" and st.step and self._at_barrier(st.step, demand):
+                st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
+                yield from self._wait(self.partial_sums, st, "psum")
+            held = self.clock() - st.since  # cycles the step was held for partial sums or the barrier
             if parts:
                 st.phase = "send"
-                yield from self._send(self.noc, "distribution_noc", st.step, parts, self.ingress_bw,
-                                      self.profile_options.packed_ingress)
+                yield from self._send(self.noc, "distribution_noc", st.step, parts)
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
@@ -427,9 +442,9 @@ class LayerSimulation:
         st.phase = "done"
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]], bandwidth: float, packed: bool) -> Process:
-        """Occupy a network for all ``parts`` (tensor, words, serial cycles, packets) of one
-        step, back to back. ``network`` is None when one process owns it alone.
+              parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
+        """Occupy a network for all ``parts`` (tensor, words, cycles, packets) of one step,
+        back to back. ``network`` is None when one process owns it alone.
 
         Per-PE execution also sends the listed packets one by one in a process of their own,
         which must end exactly when the burst does (checked)."""
@@ -440,7 +455,7 @@ class LayerSimulation:
         start = env.now
         total = sum(serial for _, _, serial, _ in parts)
         if any(packets for _, _, _, packets in parts):
-            env.process(self._packets(component, step, parts, bandwidth, packed, start + total))
+            env.process(self._packets(component, step, parts, start + total))
         yield env.timeout(total)
         start = env.now - total
         for tensor, words, serial, _ in parts:
@@ -450,17 +465,16 @@ class LayerSimulation:
             network.release(request)
 
     def _packets(self, component: str, step: int, parts: list[tuple[str, int, int, tuple[int, ...]]],
-                 bandwidth: float, packed: bool, end: float) -> Process:
-        """The packets of one step, one event each: packed packets share the width, so packet i
-        of a tensor ends at ceil(words sent so far / bandwidth)."""
+                 end: float) -> Process:
+        """The packets of one step, one event each: the packets of a tensor share its part of
+        the burst, so packet i ends once the words sent so far have had their share of it."""
         env = self.env
         for tensor, words, serial, packets in parts:
             began, sent = env.now, 0
             for w in packets:
                 start = env.now
                 sent += w
-                finish = began + ceil(sent / bandwidth) if packed else start + ceil(w / bandwidth)
-                yield env.timeout(finish - env.now)
+                yield env.timeout(began + ceil(sent * serial / words) - env.now)
                 self._record(component, "packet", start, env.now, step, tensor, w)
             if env.now != began + serial:
                 raise AssertionError(f"step {step}: {tensor} packets end at {env.now}, burst at {began + serial}")
@@ -526,7 +540,7 @@ class LayerSimulation:
                 st.stalls[2] = self.clock() - st.done_at
                 self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
-                if d.drain_partial:
+                if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                     self.partial_sums.promise(token.step)
             self.partial_sums.reach(token.step + 1)
             stalls = st.stalls
@@ -560,7 +574,6 @@ class LayerSimulation:
     def _drain(self) -> Process:
         env, st = self.env, self.states["drain"]
         landing: list[simpy.Process] = []
-        ideal_packed = self.rates.step_packed_egress  # one transfer per drain, not per group
         while True:
             st.phase = "get"
             token: DrainToken | None = yield self.drain_q.get()
@@ -577,22 +590,18 @@ class LayerSimulation:
             d = token.demand
             latency = 0
             if d.drain_groups:
-                if ideal_packed:
-                    part: tuple[str, int, int, tuple[int, ...]] = (
-                        "output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
-                else:
-                    part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
+                part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 latency = self._reduction_latency(d.drain_max_group)
                 st.phase = "send"
-                yield from self._send(self.egress, "reduction_noc", token.step, [part], self.egress_bw,
-                                      self.profile_options.packed_egress)
+                yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]
                 out.l1_read += d.drain_pe_words
                 out.l2_write += d.drain_words
                 self.count.egress_words += d.drain_pe_words
                 if self.values is not None:
                     self.values.drained(token.step, d)
-            if d.drain_partial:  # a later visit reads these partial sums back once they landed
+            # a later visit reads these partial sums back once they landed; a barrier waits for them
+            if d.drain_partial or (self.barrier != "none" and d.drain_groups):
                 self.partial_sums.announce(token.step, self.clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None

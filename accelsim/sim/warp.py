@@ -175,9 +175,10 @@ class Warp:
         ``MAX_PERIOD_ITERATIONS`` iterations of its loop and warp when the state repeats;
         otherwise keep it for the next iterations."""
         pending, self.pending = self.pending, []
+        flight = self._in_flight()  # the state does not change until a warp, which ends the loop
+        oldest = min(flight.steps) if flight.steps else None
         for checkpoint in pending:
-            flight = self._in_flight()
-            if flight.steps and min(flight.steps) < checkpoint.class_first:
+            if oldest is not None and oldest < checkpoint.class_first:
                 continue  # a step from before the class is still in flight: no repeat yet
             snap = self._snapshot(checkpoint)
             if snap is None:

@@ -157,9 +157,6 @@ def run_multicore(settings: MulticoreSettings, budget: Budget = NO_BUDGET,
     def fluid(schedule: Schedule) -> float:
         return algorithm1(table, schedule, bandwidth)[0]
 
-    def simulated(schedule: Schedule) -> float:
-        return float(simulate_schedule(system, compiled, schedule).makespan_cycles)
-
     simulated_runs: dict[Schedule, tuple[SystemRun, float]] = {}
 
     def simulate(schedule: Schedule) -> tuple[SystemRun, float]:
@@ -170,6 +167,9 @@ def run_multicore(settings: MulticoreSettings, budget: Budget = NO_BUDGET,
             simulated_runs[schedule] = run, time.process_time() - t0
         return simulated_runs[schedule]
 
+    def simulated(schedule: Schedule) -> float:
+        return float(simulate(schedule)[0].makespan_cycles)
+
     outcomes = []
     for scheduler in (settings.scheduler,) + tuple(s for s in settings.compare if s != settings.scheduler):
         search = Search(table, fluid if settings.score == "alg1" else simulated, settings.seed)
@@ -177,8 +177,8 @@ def run_multicore(settings: MulticoreSettings, budget: Budget = NO_BUDGET,
         tell(f"{scheduler}: scored {found.evaluated:,} schedules in {found.seconds:.2f} s; simulating "
              f"{max(1, len(found.candidates)) if settings.score == 'alg1' else 1}")
         if settings.score == "alg1" and found.candidates:  # second stage: the best simulated
-            best = min(found.candidates, key=lambda s: simulate(s)[0].makespan_cycles)
-            found = replace(found, schedule=best)
+            best = min(found.candidates, key=simulated)
+            found = replace(found, schedule=best, score=fluid(best))
         run, cpu = simulate(found.schedule)
         outcomes.append(SchedulerOutcome(scheduler, found, run, fluid(found.schedule), cpu))
     gap = None

@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from accelsim.errors import InputError
+from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
+from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
@@ -28,8 +30,11 @@ from accelsim.validation.scenarios import (
     ScenarioSet,
     systolic_set,
 )
+from accelsim.validation.timeloop_set import timeloop_csv_rows, timeloop_rows, timeloop_section
 
-REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", *PLOTS)
+REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", *PLOTS)
+# the full run simulates a Timeloop triple up to this many steps x PEs (the larger ones: analytical only)
+TIMELOOP_BUDGET_PE_STEPS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class ValidationPaths:
     scalesim_dir: Path = Path("validation/scalesim")
     traces_dir: Path = Path("validation/traces")
     maestro_dir: Path = Path("validation/maestro")
+    eyeriss_dir: Path = Path("validation/eyeriss")
+    timeloop_dir: Path = Path("validation/timeloop")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -64,6 +71,31 @@ def _parity(scalesim_dir: Path, quick: bool):
             "topology, SCALE-Sim (the `scalesim` package) against our systolic model, per layer. Compute cycles are "
             "SCALE-Sim's total minus its stall cycles; relative errors are (ours - SCALE-Sim) / SCALE-Sim.")
     return shown, note
+
+
+def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
+    """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows) of the Eyeriss
+    chip and the Timeloop set; ``--quick`` skips the chip's realistic run and simulates only the
+    Timeloop triples within the quick budget."""
+    sections: list[tuple[str, list[str]]] = []
+    eyeriss: list[dict] = []
+    timeloop: list[dict] = []
+    say("Eyeriss chip")
+    if (paths.eyeriss_dir / "alexnet_measured.csv").is_file():
+        rows = eyeriss_rows(paths.eyeriss_dir, realistic=not quick)
+        sections.append(("Eyeriss chip (AlexNet CONV1-5, batch 4)", eyeriss_section(rows)))
+        eyeriss = eyeriss_csv_rows(rows)
+    else:
+        missing.append(f"Eyeriss chip: no {paths.eyeriss_dir.as_posix()}/alexnet_measured.csv (run from the repository root)")
+    say("Timeloop reference set")
+    if (paths.timeloop_dir / "references.csv").is_file():
+        trows = timeloop_rows(paths.timeloop_dir, QUICK_BUDGET_PE_STEPS if quick else TIMELOOP_BUDGET_PE_STEPS, say)
+        sections.append(("Timeloop reference set", timeloop_section(trows)))
+        timeloop = timeloop_csv_rows(trows)
+    else:
+        missing.append(f"Timeloop reference set: no {paths.timeloop_dir.as_posix()}/references.csv (run from the "
+                       "repository root)")
+    return sections, eyeriss, timeloop
 
 
 def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = False,
@@ -115,13 +147,14 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
         maestro_lines = maestro_section(maestro_rows_, budget)
     else:
         missing.append(f"MAESTRO reference set: no {paths.maestro_dir.as_posix()} (run from the repository root)")
+    extra, eyeriss_csv, timeloop_csv = _reference_sections(paths, quick, missing, say)
     traces = sorted(paths.traces_dir.glob("*.png")) if paths.traces_dir.is_dir() else []
     if not traces:
         missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
     command = "accelsim validate" + (" --quick" if quick else "")
     inputs = ReportInputs(command, budget, check_budget, sets, checks, style_forms(), attribution,
                           ablation_budget, parity, parity_note,
-                          [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing, maestro_lines)
+                          [Path(os.path.relpath(t, out)).as_posix() for t in traces], missing, maestro_lines, extra)
 
     import pandas as pd
 
@@ -135,5 +168,24 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_csv(rows, out / "results.csv")
     write_csv(attribution, out / "attribution.csv", ATTRIBUTION_COLUMNS)
     write_csv(maestro_rows_, out / "maestro.csv", MAESTRO_COLUMNS)
+    write_csv(eyeriss_csv, out / "eyeriss.csv", list(eyeriss_csv[0]) if eyeriss_csv else ["layer"])
+    write_csv(timeloop_csv, out / "timeloop.csv", list(timeloop_csv[0]) if timeloop_csv else ["triple_id"])
     write_report(rows, inputs, out / "REPORT.md")
+    for what in missing:  # also in the report; said here so that a run outside the repository is not silent
+        warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)
     return [out / name for name in REPORT_FILES]
+
+
+def summary_line(out_dir: Path) -> str:
+    """One line from a finished run's ``results.csv``: scenario layers per set and status."""
+    import csv
+    from collections import Counter
+
+    with open(out_dir / "results.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    sets = Counter(row["set"] for row in rows)
+    statuses = Counter(row["status"] for row in rows)
+    return (f"validated {len(rows)} scenario layer(s) in {len(sets)} set(s) ("
+            + ", ".join(f"{name} {count}" for name, count in sets.items()) + "): "
+            + ", ".join(f"{count} {status}" for status, count in statuses.most_common())
+            + f"; see {(out_dir / 'REPORT.md').as_posix()}")

@@ -37,7 +37,7 @@ SOURCE = "maestro-csv"
 MAESTRO_COLUMNS = ("hw", "network", "layer", "quirk_layer", "status", "pe_steps", "maestro_cycles", "model_cycles",
                    "model_csv_line_identical", "maestro_macs", "true_macs", "analytical_maestro_cycles",
                    "sim_maestro_cycles", "sim_realistic_cycles", "lint", "gap",
-                   *(f"part:{rung}" for rung in RUNGS), "wall_seconds")
+                   *(f"part:{rung}" for rung in RUNGS))  # no wall time: a rerun must not change the file
 
 
 def _csv_lines(path: Path) -> dict[str, str]:
@@ -120,10 +120,10 @@ def maestro_rows(reference: Path, sim_budget_pe_steps: int | None, ablation_budg
                     row.update(status="over_budget", analytical_maestro_cycles=steps.analytical_maestro_cycles)
                 row["gap"] = walk.gap
                 row.update({f"part:{rung}": part for rung, part in walk.parts().items()})
-                row["wall_seconds"] = round(time.perf_counter() - start, 3)
                 rows.append(row)
                 if progress is not None:
-                    progress(f"MAESTRO set: {job.layer.name} on {hw_name} ({row['status']})")
+                    progress(f"MAESTRO set: {job.layer.name} on {hw_name} ({row['status']}, "
+                             f"{time.perf_counter() - start:.1f} s)")
     return rows
 
 

@@ -42,6 +42,8 @@ class ReportInputs:
     trace_pngs: Sequence[str]  # paths relative to the report
     missing: Sequence[str]  # parts of the suite that could not run, with why
     maestro_section: Sequence[str] = ()  # Markdown lines of the MAESTRO reference set (validation.maestro_set)
+    # (title, Markdown lines) of further reference sections (validation.eyeriss, validation.timeloop_set)
+    reference_sections: Sequence[tuple[str, Sequence[str]]] = ()
 
 
 def _missing_value(v: Any) -> bool:
@@ -272,6 +274,8 @@ def write_report(rows: Sequence[dict[str, Any]], inputs: ReportInputs, path: Pat
     if inputs.maestro_section:
         lines += ["", "## MAESTRO reference set", "", *inputs.maestro_section,
                   "", "(one row per hardware file and layer in [maestro.csv](maestro.csv))"]
+    for title, section in inputs.reference_sections:
+        lines += ["", f"## {title}", "", *section]
     lines += ["", "## Execution traces", ""]
     if inputs.trace_pngs:
         lines += [f"- [{Path(p).name}]({p})" for p in inputs.trace_pngs]

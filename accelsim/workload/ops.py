@@ -18,7 +18,7 @@ from accelsim.workload.loopnest import Axis, LoopNest, axis_distinct
 from accelsim.workload.operators import (TENSOR_ROLES, Coefficient, Operator, OpType, Window, op_names,
                                          operator, parse_op)
 
-__all__ = ["TENSOR_ROLES", "Layer", "LoopNest", "Network", "OpType", "axis_distinct"]
+__all__ = ["TENSOR_ROLES", "Layer", "LayerDataflow", "LoopNest", "Network", "OpType", "axis_distinct"]
 
 
 @dataclass(frozen=True)
@@ -133,12 +133,30 @@ class Layer:
 
 
 @dataclass(frozen=True)
+class LayerDataflow:
+    """The mapping a network table gives one of its layers: MAESTRO dataflow directives as
+    written (the text of a layer's ``dataflow`` field). The table only carries the text; the
+    mapping layer (:func:`accelsim.mapping.jobs.jobs_from_network`) parses and checks it.
+    ``line`` is the file line the text starts on (error messages point there)."""
+
+    layer: str
+    text: str
+    source: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Network:
-    """An ordered list of named layers."""
+    """An ordered list of named layers, with the dataflows its table gives some of them."""
 
     name: str
     layers: tuple[Layer, ...]
     source: str = ""
+    dataflows: tuple[LayerDataflow, ...] = field(default=(), compare=False)
+
+    def dataflow(self, layer: str) -> LayerDataflow | None:
+        """The dataflow the table gives ``layer``, or None."""
+        return next((d for d in self.dataflows if d.layer == layer), None)
 
     @property
     def macs(self) -> int:

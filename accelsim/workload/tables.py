@@ -14,6 +14,11 @@ sizes its operator takes (see the catalog, :mod:`accelsim.workload.operators`; Y
 including padding) and optionally ``stride`` (both axes) or ``stride_y`` / ``stride_x``.
 ``source`` and ``notes`` are free text and optional; ``name`` defaults to the file's stem.
 
+A layer may carry its own mapping: ``dataflow``, the MAESTRO directives of its ``Dataflow``
+block as a string (a ``|`` block, one directive a line; ``Sz(R)`` and the like refer to the
+layer's sizes). The table keeps the text (:class:`~accelsim.workload.ops.LayerDataflow`); the
+mapping layer parses and checks it when the network is run without ``--style``.
+
 Every mistake is reported as an :class:`~accelsim.errors.InputError` that names the file, the
 line, the layer (index from 0 and name), the field and what was expected.
 """
@@ -30,11 +35,10 @@ import yaml
 from accelsim.errors import InputError
 from accelsim.input_files import MAX_INPUT_BYTES, load_yaml, read_text, shown
 from accelsim.workload.operators import OPERATORS, op_names, operator, parse_op
-from accelsim.workload.ops import Layer, Network
+from accelsim.workload.ops import Layer, LayerDataflow, Network
 
 _TOP_KEYS = ("name", "source", "notes", "layers")
 _STRIDE_KEYS = ("stride", "stride_y", "stride_x")
-_LAYER_KEYS = ("name", "type") + _STRIDE_KEYS
 _ALL_DIMS = tuple(dict.fromkeys(d for spec in OPERATORS.values() for d in spec.dims))
 _SUFFIXES = (".yaml", ".yml")
 
@@ -187,6 +191,7 @@ def _parse(text: str, label: str, default_name: str) -> Network:
         )
 
     layers: list[Layer] = []
+    dataflows: list[LayerDataflow] = []
     first_index: dict[str, int] = {}
     key_lines: dict[int, dict[str, int]] = {}  # layer index -> line of each of its keys
     for path, n in doc.lines.items():
@@ -203,7 +208,19 @@ def _parse(text: str, label: str, default_name: str) -> Network:
             )
         first_index[layer.name] = i
         layers.append(layer)
-    return Network(name=name, layers=tuple(layers), source=label)
+        if isinstance(entry, dict) and "dataflow" in entry:
+            dataflows.append(_dataflow(entry["dataflow"], layer.name, i, label, doc.lines.get(("layers", i, "dataflow"))))
+    return Network(name=name, layers=tuple(layers), source=label, dataflows=tuple(dataflows))
+
+
+def _dataflow(text: Any, layer: str, i: int, label: str, line: int | None) -> LayerDataflow:
+    """A layer's ``dataflow`` field: non-empty text, starting on the line after the key when it
+    is a block (``|``), else on the key's line."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"layer {i} ({layer}): field 'dataflow': expected MAESTRO dataflow directives as text "
+                         f"(e.g. a '|' block of 'SpatialMap(1,1) K;' lines), got {shown(text)}", source=label, line=line)
+    first = line + 1 if line is not None and text.endswith("\n") else line
+    return LayerDataflow(layer, text, label, first)
 
 
 def layer_from_entry(entry: Any, index: int, label: str, line: int | None = None,
@@ -240,7 +257,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
     dims = spec.dims
     stride_keys = _STRIDE_KEYS if spec.windows else ()
     for key in entry:
-        if key in _LAYER_KEYS[:2] or key in stride_keys or key in dims:
+        if key in ("name", "type", "dataflow") or key in stride_keys or key in dims:
             continue
         if key in _STRIDE_KEYS:
             raise fail(f"{who}: field {shown(key)}: a {op.value} layer has no stride", key)
@@ -251,7 +268,7 @@ def _parse_layer(entry: Any, i: int, label: str, line: int | None, fields: dict[
         raise fail(
             f"{who}: unknown field {shown(key)}; expected name, type, "
             + ("stride (or stride_y/stride_x), " if spec.windows else "")
-            + f"and the {op.value} sizes {', '.join(dims)}",
+            + f"dataflow, and the {op.value} sizes {', '.join(dims)}",
             key,
         )
 

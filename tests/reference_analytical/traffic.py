@@ -28,6 +28,7 @@ from accelsim.mapping.geometry import (
     loop_classes,
     loop_points,
     member_units,
+    pe_index,
     previous_active,
     volume,
 )
@@ -53,6 +54,8 @@ class StepCases:
     drains: np.ndarray  # bool: the step ends a run over an output tile in which PEs worked
     readback_source_steps: np.ndarray  # steps back to the drain whose partial sums are read back
     l1_required_words: int
+    drain_max_group: np.ndarray  # PEs in the largest spatial reduction group drained
+    busiest_port_words: np.ndarray  # words on the distribution network's busiest root port
 
 
 @dataclass(frozen=True)
@@ -67,14 +70,6 @@ class Packets:
         """Words per case."""
         return np.bincount(self.rows, weights=self.words, minlength=self.n).astype(np.int64)
 
-    def serial_cycles(self, words_per_cycle: float, packed: bool) -> np.ndarray:
-        """Cycles per case on a network of that width: ``ceil(all words / width)`` when the
-        packets share it (packed), else ``ceil(words / width)`` packet by packet."""
-        if packed:
-            return np.ceil(self.total() / words_per_cycle).astype(np.int64)
-        each = np.ceil(self.words / words_per_cycle)
-        return np.bincount(self.rows, weights=each, minlength=self.n).astype(np.int64)
-
 
 def _packets(rows: np.ndarray, keys: np.ndarray, words: np.ndarray, n: int, merge: bool) -> Packets:
     """One packet per distinct (case, key) entry (``merge``: a multicast), else per entry."""
@@ -84,6 +79,26 @@ def _packets(rows: np.ndarray, keys: np.ndarray, words: np.ndarray, n: int, merg
                              return_index=True)
         rows, words = rows[first], words[first]
     return Packets(rows.astype(np.int64), words.astype(np.int64), n)
+
+
+def _port_words(load: np.ndarray, rows: np.ndarray, keys: np.ndarray, words: np.ndarray, port: np.ndarray,
+                multicast: bool) -> None:
+    """Add to ``load`` (cases, ports) the words of entries (case ``rows``, box ``keys``, PE on
+    ``port``): a multicast group once per port it reaches, else every entry."""
+    if multicast and len(rows):
+        _, first = np.unique(np.column_stack([rows, keys, port]), axis=0, return_index=True)
+        rows, words, port = rows[first], words[first], port[first]
+    np.add.at(load, (rows, port), words)
+
+
+def _largest_group(rows: np.ndarray, keys: np.ndarray, n: int) -> np.ndarray:
+    """Per case, the most entries sharing one key (the largest reduction group; 0: none)."""
+    out = np.zeros(n, dtype=np.int64)
+    if len(rows):
+        _, inverse, counts = np.unique(np.column_stack([rows, keys]), axis=0, return_inverse=True,
+                                       return_counts=True)
+        np.maximum.at(out, rows, counts[inverse.ravel()])
+    return out
 
 
 def output_structure(cm: CompiledMapping) -> tuple[int, list[int]]:
@@ -110,8 +125,10 @@ def _previous_visit(trips: list[int], rep: np.ndarray, revisits: np.ndarray, inn
     return source
 
 
-def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
-    """Evaluate every iteration case of the whole nest once."""
+def step_cases(cm: CompiledMapping, multicast: bool, ports: int = 1, block_pes: int = 1) -> StepCases:
+    """Evaluate every iteration case of the whole nest once; with ``ports`` > 1 also the words
+    of each case on the busiest root port of the distribution network (port p feeds PEs
+    ``[p * block_pes, (p + 1) * block_pes)``)."""
     points = loop_points(cm)
     classes = [loop_classes(p, loop.trips) for p, loop in zip(points, cm.loops)]
     cases = enumerate_cases(classes)
@@ -127,6 +144,8 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     prev = boxes(cm, prev_idx, pes)
     prev_valid = has_prev[:, None] & act
 
+    port_of = np.asarray(pe_index(cm, pes)).ravel() // block_pes if ports > 1 else np.zeros(len(pes[0][0]), dtype=np.int64)
+    port_words = np.zeros((n, ports), dtype=np.int64)
     sent, delivered = {}, {}
     for role in OPERAND_ROLES:
         lo, hi = cur.tensor(cm.nest, role)
@@ -139,6 +158,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
                                np.where(pv, plo[:, rows, pe].T, -1), np.where(pv, phi[:, rows, pe].T, -1)], axis=1)
         words = new[rows, pe]
         sent[role] = _packets(rows, keys, words, n, multicast)
+        _port_words(port_words, rows, keys, words, port_of[pe], multicast)
         delivered[role] = new.sum(axis=1)
 
     # output runs: the loops inside the innermost output loop sweep one output tile
@@ -153,6 +173,7 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     rows, pe = np.nonzero(act & (run_start & revisit)[:, None])
     okeys = np.concatenate([olo[:, rows, pe].T, ohi[:, rows, pe].T], axis=1)
     readback = _packets(rows, okeys, volume(olo, ohi)[rows, pe], n, True)
+    _port_words(port_words, rows, okeys, volume(olo, ohi)[rows, pe], port_of[pe], True)
 
     # a PE drains if it worked in the run: by the prefix property, iff it works at its start
     start_rep = cases.rep.copy()
@@ -164,12 +185,14 @@ def step_cases(cm: CompiledMapping, multicast: bool) -> StepCases:
     skeys = np.concatenate([slo[:, rows, pe].T, shi[:, rows, pe].T], axis=1)
     drained = _packets(rows, skeys, svol[rows, pe], n, True)
     drain_pe_words = _packets(rows, skeys, svol[rows, pe], n, False).total()
+    drain_group = _largest_group(rows, skeys, n)
     drains &= drain_pe_words > 0  # a run in which no PE worked drains nothing
     # a read-back waits for the drain that ended the previous visit to its tile
     source = _previous_visit([loop.trips for loop in cm.loops], cases.rep, readback.total() > 0, inner, outer_red)
     return StepCases(
         cases, classes, macs_pe.sum(axis=1), macs_pe.max(axis=1, initial=0), sent, delivered, readback,
-        drained, drain_pe_words, drains, source, int(footprint.max(initial=0)),
+        drained, drain_pe_words, drains, source, int(footprint.max(initial=0)), drain_group,
+        port_words.max(axis=1),
     )
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from dataclasses import dataclass
-from math import ceil, log2
+from math import ceil, floor, log2
 from typing import Literal, Protocol
 
 import simpy
@@ -57,7 +57,6 @@ IDEAL_EFFECTS = (
     "l2_ports",  # NoC bandwidths not capped by L2's read/write bandwidth
     "packed_ingress",  # one step's operands as one transfer: ceil(all words / bandwidth)
     "shared_egress",  # outputs never compete with operands on the distribution network
-    "packed_egress",  # one step's drains as one transfer, not per reduction group
     "ingress_latency",  # no distribution-network latency
     "reduction_latency",  # no reduction-network hop latency
     "mac_pipeline",  # no MAC pipeline depth
@@ -229,13 +228,17 @@ class LayerSimulation:
             egress_bw = min(egress_bw, hw.l2.write_bandwidth_words_per_cycle)
         self.ingress_bw = ingress_bw
         self.egress_bw = egress_bw
+        # (issue 17) a tree has one root port per word of width (one per PE at most)
+        ports = 1 if noc.kind != "tree" or "packed_ingress" in self.ideal else \
+            max(1, min(hw.num_pes, floor(noc.bandwidth_words_per_cycle)))
         self.profile_options = ProfileOptions(
             multicast=True if "multicast" in self.ideal else (noc.multicast or noc.kind == "systolic"),
             noc_bandwidth_words_per_cycle=ingress_bw,
             egress_bandwidth_words_per_cycle=egress_bw,
             detail=options.per_pe,
-            packed_ingress=noc.kind == "systolic",
-            packed_egress=red.kind != "none",
+            ports=ports,
+            port_block_pes=-(-hw.num_pes // ports),
+            port_bandwidth_words_per_cycle=noc.bandwidth_words_per_cycle / ports,
         )
         self.events = 0
 
@@ -304,7 +307,9 @@ class LayerSimulation:
         self.pipeline = 0 if "mac_pipeline" in self.ideal else hw.pe_array.mac_pipeline_latency_cycles - 1
         # operand tiles in flight: L1's buffers, plus on systolic links one per pipeline stage
         # (each hop's register holds one step's data, so the latency does not throttle)
-        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind == "systolic" else 0)
+        # (issue 17: a tree's levels are pipelined too)
+        self.operand_slots = self.buffers + (self.ingress_latency if hw.distribution_noc.kind in ("systolic", "tree")
+                                             else 0)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -437,13 +442,9 @@ class LayerSimulation:
         tile = -1
         l2_arrival = 0.0
         for run, (demand, repeat) in enumerate(self.profile.steps()):
-            if "packed_ingress" in self.ideal:
-                words = demand.input.words + demand.weight.words + demand.readback.words
-                parts = [("", words, ceil(words / self.ingress_bw), ())] if words else []
-            else:
-                parts = [(tensor, ts.words, ts.serial_cycles, ts.packet_words)
-                         for tensor, ts in (("input", demand.input), ("weight", demand.weight),
-                                            ("output", demand.readback)) if ts.words]
+            # (issue 17) the step's words share the network for its ingress cycles
+            words = demand.input.words + demand.weight.words + demand.readback.words
+            parts = [("", words, demand.ingress_cycles, ())] if words else []
             # a read-back waits for its own drain, which the steady-state proof does not cover
             eligible = self.fast_forward and not (demand.tile_first or demand.tile_last or demand.readback.words)
             done = 0
@@ -466,7 +467,7 @@ class LayerSimulation:
                 slot_at = env.now
                 if parts:
                     yield from self._send(self.noc, "distribution_noc", step, parts, self.ingress_bw,
-                                          self.profile_options.packed_ingress)
+                                          True)
                 self._count_ingress(demand, count)
                 if self.values is not None:
                     self.values.delivered(step, count, demand)
@@ -616,7 +617,6 @@ class LayerSimulation:
     def _drain(self):
         env = self.env
         landing: list = []
-        ideal_packed = "packed_egress" in self.ideal  # one transfer per drain, not per group
         while True:
             item = yield self.drain_q.get()
             if item is None:
@@ -629,13 +629,10 @@ class LayerSimulation:
             began = env.now
             latency = 0
             if d.drain_groups:
-                if ideal_packed:
-                    part = ("output", d.drain_words, ceil(d.drain_words / self.egress_bw), ())
-                else:
-                    part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
+                part = ("output", d.drain_words, d.reduction_serial_cycles, ())
                 latency = self._reduction_latency(d.drain_max_group)
                 yield from self._send(self.egress, "reduction_noc", step, [part], self.egress_bw,
-                                      self.profile_options.packed_egress)
+                                      True)
                 out = self.acc["output"]
                 out.l1_read += count * d.drain_pe_words
                 out.l2_write += count * d.drain_words

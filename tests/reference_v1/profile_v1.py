@@ -114,13 +114,12 @@ class TransferSet:
     """Deliveries of one tensor in one step.
 
     ``transfers`` packets; ``words`` distinct words sent (= L2 reads); ``dest_words`` words
-    written into L1s; ``serial_cycles`` the network's busy cycles (see ``ProfileOptions``).
+    written into L1s.
     """
 
     transfers: int = 0
     words: int = 0
     dest_words: int = 0
-    serial_cycles: int = 0
     packet_words: tuple[int, ...] = ()  # per packet, only in per-PE detail
 
 
@@ -142,6 +141,7 @@ class StepDemand:
     reduction_serial_cycles: int  # busy cycles of the egress network for the drains
     tile_first: bool  # first step of an L2 tile
     tile_last: bool  # last step of an L2 tile
+    ingress_cycles: int  # (issue 17) the distribution network's cycles for the step's words
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
 
@@ -169,11 +169,13 @@ class ProfileOptions:
     noc_bandwidth_words_per_cycle: float
     egress_bandwidth_words_per_cycle: float
     detail: bool = False
-    # packed: the packets of one step share the network's width (systolic edge links, a
-    # reduction network's parallel chains/subtrees): ceil(sum of words / bandwidth) cycles;
-    # otherwise each packet takes ceil(words / bandwidth) cycles on its own
-    packed_ingress: bool = False
-    packed_egress: bool = False
+    # (issue 17) a step's words share the width; with several root ports, port p feeds PEs
+    # [p * port_block_pes, (p + 1) * port_block_pes) and a multicast group costs its words once
+    # on every port it reaches: max(ceil(words / bandwidth), ceil(busiest port / port width))
+    exact: bool = False
+    ports: int = 1
+    port_block_pes: int = 1
+    port_bandwidth_words_per_cycle: float = 1.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -341,6 +343,7 @@ class ScheduleProfile:
             self.l1_required_words = max(self.l1_required_words, int(footprint.max()))
 
         sets: dict[str, tuple] = {}
+        port_load = np.zeros((n, opts.ports), dtype=np.int64)  # (issue 17) words per root port
         packets: list = []  # per tensor (input, weight, read-back): per step packet words
         for role in OPERANDS:
             slo, shi = boxes[role]
@@ -356,9 +359,8 @@ class ScheduleProfile:
             words = new[srow, spe]
             grow, gfirst, _ = _groups(srow, keys, opts.multicast)
             gwords = words[gfirst]
-            sets[role] = self._transfer_sets(
-                n, grow, gwords, _per_row_sums(srow, words, n), opts.noc_bandwidth_words_per_cycle,
-                opts.packed_ingress)
+            sets[role] = self._transfer_sets(n, grow, gwords, _per_row_sums(srow, words, n))
+            _port_load(port_load, srow, keys, words, spe // opts.port_block_pes, opts.multicast)
             packets.append(_split(gwords, grow, n) if opts.detail else None)
 
         # ---- outputs: a run is the steps over one output tile --------------------------
@@ -387,15 +389,18 @@ class ScheduleProfile:
         drain_words = _per_row_sums(grow, gwords, n)
         drain_pe_words = _per_row_sums(drow, ovol[drow, dpe], n)
         drain_max = _per_row_max(grow, gsize, n)
-        drain_serial = _serial(grow, gwords, n, opts.egress_bandwidth_words_per_cycle, opts.packed_egress)
+        drain_serial = _ceil_div(drain_words, opts.egress_bandwidth_words_per_cycle)
         drain_lists = _split(gwords, grow, n) if opts.detail else [()] * n
 
         rrow, rpe = np.nonzero(act & (run_start & revisit)[:, None])
         rkeys = np.concatenate([olo[:, rrow, rpe].T, ohi[:, rrow, rpe].T], axis=1)
         grow, gfirst, _ = _groups(rrow, rkeys, True)
         rwords = ovol[rrow, rpe][gfirst]
-        readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n),
-                                       opts.noc_bandwidth_words_per_cycle, opts.packed_ingress)
+        readback = self._transfer_sets(n, grow, rwords, _per_row_sums(grow, rwords, n))
+        _port_load(port_load, rrow, rkeys, ovol[rrow, rpe], rpe // opts.port_block_pes, True)
+        ingress = _ceil_div(sets["input"][1] + sets["weight"][1] + readback[1], opts.noc_bandwidth_words_per_cycle)
+        if opts.ports > 1:
+            ingress = np.maximum(ingress, _ceil_div(port_load.max(axis=1), opts.port_bandwidth_words_per_cycle))
         packets.append(_split(rwords, grow, n) if opts.detail else None)
 
         # ---- carry to the next chunk ----------------------------------------------------
@@ -412,6 +417,7 @@ class ScheduleProfile:
             macs_pe.sum(axis=1), act.sum(axis=1), macs_pe.max(axis=1),
             *sets["input"], *sets["weight"], *readback,
             drain_groups, drain_words, drain_pe_words, drain_max, partial, drain_serial, top_first, top_last,
+            ingress,
         ])
         if opts.detail:
             changes = np.arange(n)
@@ -422,32 +428,34 @@ class ScheduleProfile:
         pe_macs = [tuple(macs_pe[t].tolist()) for t in changes] if opts.detail else None
         out = []
         for i, (t, row) in enumerate(zip(changes.tolist(), rows)):
-            sets_t = [TransferSet(*row[3 + 4 * j: 7 + 4 * j], packets[j][t] if opts.detail else ()) for j in range(3)]
+            sets_t = [TransferSet(*row[3 + 3 * j: 6 + 3 * j], packets[j][t] if opts.detail else ()) for j in range(3)]
             demand = StepDemand(
                 row[0], row[1], row[2], sets_t[0], sets_t[1], sets_t[2],
-                row[15], row[16], row[17], row[18], bool(row[19]), row[20], bool(row[21]), bool(row[22]),
+                row[12], row[13], row[14], row[15], bool(row[16]), row[17], bool(row[18]), bool(row[19]), row[20],
                 pe_macs[i] if opts.detail else (), drain_lists[t],
             )
             out.append((demand, int(ends[i] - t)))
         return out
 
-    def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray, dest: np.ndarray,
-                       bandwidth: float, packed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per-step (packets, distinct words, delivered words, serial cycles) from packets
-        (row, words) and per-row delivered words."""
+    def _transfer_sets(self, n: int, grow: np.ndarray, gwords: np.ndarray,
+                       dest: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-step (packets, distinct words, delivered words) from packets (row, words) and
+        per-row delivered words."""
         return (
             _per_row_sums(grow, np.ones(len(grow), dtype=np.int64), n),
             _per_row_sums(grow, gwords, n),
             dest,
-            _serial(grow, gwords, n, bandwidth, packed),
         )
 
 
-def _serial(rows: np.ndarray, words: np.ndarray, n: int, bandwidth: float, packed: bool) -> np.ndarray:
-    """Cycles per step to send packets (row, words): packed or packet by packet."""
-    if packed:
-        return _ceil_div(_per_row_sums(rows, words, n), bandwidth)
-    return _per_row_sums(rows, _ceil_div(words, bandwidth), n)
+def _port_load(load: np.ndarray, rows: np.ndarray, keys: np.ndarray, words: np.ndarray, port: np.ndarray,
+               multicast: bool) -> None:
+    """(issue 17) Add each (step row, PE) entry's words to its PE's port; a multicast group (one
+    key in one row) once per port it reaches."""
+    if multicast and len(rows):
+        _, first = np.unique(np.column_stack([rows, keys, port]), axis=0, return_index=True)
+        rows, words, port = rows[first], words[first], port[first]
+    np.add.at(load, (rows, port), words)
 
 
 def _take(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -11,9 +11,10 @@ from accelsim.hw.noc.base import (
     REDUCTION_KINDS,
     DistributionNetwork,
     ReductionNetwork,
+    port_block_pes,
 )
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["DISTRIBUTION_KINDS", "REDUCTION_KINDS", "DistributionNetwork", "ReductionNetwork"]
+__all__ = ["DISTRIBUTION_KINDS", "REDUCTION_KINDS", "DistributionNetwork", "ReductionNetwork", "port_block_pes"]

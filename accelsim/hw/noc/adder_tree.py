@@ -12,7 +12,6 @@ from accelsim.hw.noc.base import reduction_kind
 class AdderTree:
     kind = "tree"
     exists = True
-    packed = True
 
     def hops(self, group_pes: int) -> int:
         return ceil(log2(group_pes)) if group_pes > 1 else 0

@@ -1,4 +1,6 @@
-"""A shared bus: one hop to every PE; multicast if the hardware says so."""
+"""A shared bus: one hop to every PE; multicast if the hardware says so. The bus is one width:
+every word of a step (for any destinations, any tensor) shares its ``bandwidth`` words per
+cycle, and a multicast word is sent once."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from accelsim.hw.noc.base import distribution_kind
 class Bus:
     kind = "bus"
     always_multicast = False
-    packed = False
     registers_steps = False
 
     def hops(self, rows: int, cols: int) -> int:
+        return 1
+
+    def ports(self, pes: int, bandwidth_words_per_cycle: float) -> int:
         return 1

@@ -10,7 +10,6 @@ from accelsim.hw.noc.base import reduction_kind
 class Chain:
     kind = "chain"
     exists = True
-    packed = True
 
     def hops(self, group_pes: int) -> int:
         return max(0, group_pes - 1)

@@ -1,6 +1,7 @@
-"""Systolic neighbour links: data enters at the array's edge and moves one hop per cycle, each
-PE forwarding what it received (a multicast along its row or column). The edge links of one
-step share their width, and each hop's register holds one step's data."""
+"""Systolic neighbour links: data enters at the array's edges and moves one hop per cycle, each
+PE forwarding what it received (a multicast along its row or column). The row edge and the
+column edge are fed in the same cycles: a step's words of every tensor share the edges'
+combined width, and each hop's register holds one step's data."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from accelsim.hw.noc.base import distribution_kind
 class Systolic:
     kind = "systolic"
     always_multicast = True
-    packed = True
     registers_steps = True
 
     def hops(self, rows: int, cols: int) -> int:
         return rows + cols - 1
+
+    def ports(self, pes: int, bandwidth_words_per_cycle: float) -> int:
+        return 1

@@ -1,0 +1,170 @@
+"""The Timeloop reference set in ``accelsim validate``: the triples kept in
+``validation/timeloop/triples/`` (timeloop-model v3.0.3's cycles in ``references.csv``) read by
+the ``--timeloop`` reader and run by the simulator (maestro mode; realistic mode as read, with L1
+and L2 double-buffered; realistic mode with both single-buffered) and the analytical model.
+
+Files per triple: the 2022-era and single-source triples as timeloop-model took them
+(``copied_files``); the 2024 triples as a user hands them to Timeloop's v4 front end
+(``user_files``), plus timeloop-mapper's mapping (``timeloop-mapper.map.yaml``, in place of a
+user's mapping file) where a mapper wrote it; a 2024 model exercise has no mapping among its user files, so its front-end dump
+(``parsed-processed-input.yaml``, which holds it) is read instead.
+
+Acceptance (issue 17), on dense triples only (a sparse triple's cycles are Timeloop's sparse
+cycles, which accelsim does not model): maestro mode within 1% of Timeloop's cycles, and realistic
+mode (double-buffered) within 5% on every triple Timeloop reports compute-bound.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from accelsim.errors import InputError, MappingError
+from accelsim.mapping.jobs import prepare
+from accelsim.mapping.timeloop_files import load_timeloop
+from accelsim.validation.runner import analytical_model, simulator_model
+
+MAESTRO_TOLERANCE = 0.01  # maestro mode against Timeloop's cycles
+REALISTIC_TOLERANCE = 0.05  # realistic mode, double-buffered, on compute-bound triples
+SINGLE_BUFFERED = ("l1.double_buffered=false", "l2.double_buffered=false")
+MAPPER_MAP = "timeloop-mapper.map.yaml"
+
+
+@dataclass(frozen=True)
+class TimeloopRow:
+    """One triple: Timeloop's cycles and ours (None where not run; ``note`` says why)."""
+
+    triple_id: str
+    dense: bool
+    compute_bound: bool
+    timeloop_cycles: int
+    maestro_cycles: int | None = None
+    realistic_cycles: int | None = None  # as read: L1 and L2 double-buffered
+    realistic_single_buffered_cycles: int | None = None
+    analytical_cycles: int | None = None  # the analytical model, maestro mode
+    note: str = ""
+
+    def rel(self, ours: int | None) -> float | None:
+        """(ours - Timeloop) / Timeloop, or None."""
+        return None if ours is None else (ours - self.timeloop_cycles) / self.timeloop_cycles
+
+    @property
+    def maestro_ok(self) -> bool | None:
+        """Maestro mode within 1% (None: not judged: sparse, or not run)."""
+        rel = self.rel(self.maestro_cycles)
+        return None if rel is None or not self.dense else abs(rel) <= MAESTRO_TOLERANCE
+
+    @property
+    def realistic_ok(self) -> bool | None:
+        """Realistic (double-buffered) within 5% (None: not judged: sparse, memory-bound or not run)."""
+        rel = self.rel(self.realistic_cycles)
+        return None if rel is None or not (self.dense and self.compute_bound) else abs(rel) <= REALISTIC_TOLERANCE
+
+
+def triple_files(triples_dir: Path, ref: dict[str, str]) -> list[str]:
+    """The files of one ``references.csv`` row, in the order Timeloop takes them (see the module)."""
+    folder = triples_dir / ref["triple_id"]
+    copied = list(dict.fromkeys(ref["copied_files"].split(";")))
+    if not ref["user_files"]:
+        return [str(folder / f) for f in copied]
+    if MAPPER_MAP in copied:  # the mapper's mapping replaces the user's (a search's starting point)
+        users = [f for f in ref["user_files"].split(";") if "map" not in f]
+        return [str(folder / f) for f in users + [MAPPER_MAP]]
+    return [str(folder / f) for f in copied]
+
+
+def references(timeloop_dir: Path) -> list[dict[str, str]]:
+    """The rows of ``references.csv`` for the triples Timeloop ran (``status`` ok)."""
+    with (timeloop_dir / "references.csv").open(encoding="utf-8", newline="") as f:
+        return [r for r in csv.DictReader(f) if r["status"] == "ok"]
+
+
+def timeloop_row(timeloop_dir: Path, ref: dict[str, str], budget_pe_steps: int | None) -> TimeloopRow:
+    """One triple run by our models; the simulator runs it only when its mapping's steps x PEs is
+    at most ``budget_pe_steps`` (None: always)."""
+    base = TimeloopRow(ref["triple_id"], not ref["note"].startswith("sparse"), ref["compute_bound"] == "True",
+                       int(ref["cycles"]))
+    return _run(base, triple_files(timeloop_dir / "triples", ref), budget_pe_steps)
+
+
+def timeloop_rows(timeloop_dir: Path, budget_pe_steps: int | None,
+                  progress: Callable[[str], None] | None = None) -> list[TimeloopRow]:
+    """Every triple Timeloop ran, by :func:`timeloop_row`."""
+    say = progress or (lambda message: None)
+    rows = []
+    for ref in references(timeloop_dir):
+        rows.append(timeloop_row(timeloop_dir, ref, budget_pe_steps))
+        say(f"Timeloop triple {ref['triple_id']}")
+    return rows
+
+
+def _run(base: TimeloopRow, files: list[str], budget: int | None) -> TimeloopRow:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convention differences: README, "Timeloop's files"
+        try:
+            read = load_timeloop(files)
+            single = load_timeloop(files, SINGLE_BUFFERED)
+            cm = prepare(read.jobs[0], read.hw, allow_overflow=True)
+            cm_single = prepare(single.jobs[0], single.hw, allow_overflow=True)
+        except (InputError, MappingError) as exc:
+            return TimeloopRow(**{**asdict(base), "note": f"refused: {exc}"})
+        analytical = analytical_model()(cm, read.hw, "maestro").cycles
+        pe_steps = cm.steps * read.hw.num_pes
+        if budget is not None and pe_steps > budget:
+            return TimeloopRow(**{**asdict(base), "analytical_cycles": analytical,
+                                  "note": f"not simulated: {pe_steps:,} steps x PEs > budget {budget:,}"})
+        return TimeloopRow(**{**asdict(base), "analytical_cycles": analytical,
+                              "maestro_cycles": simulator_model(cm, read.hw, "maestro").cycles,
+                              "realistic_cycles": simulator_model(cm, read.hw, "realistic").cycles,
+                              "realistic_single_buffered_cycles":
+                                  simulator_model(cm_single, single.hw, "realistic").cycles})
+
+
+def _n(v: int | None) -> str:
+    return "" if v is None else f"{v:,}"
+
+
+def _pct(v: float | None) -> str:
+    return "" if v is None else f"{100 * v:+.1f}%"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "" if ok is None else ("yes" if ok else "**no**")
+
+
+def timeloop_section(rows: list[TimeloopRow]) -> list[str]:
+    """Markdown lines of the section: the acceptance counts, then one row per triple."""
+    judged_m = [r for r in rows if r.maestro_ok is not None]
+    judged_r = [r for r in rows if r.realistic_ok is not None]
+    lines = [
+        "timeloop-model v3.0.3's cycles on the triples kept in `validation/timeloop/` (`references.csv`), the "
+        "same files read by `--timeloop` (`accelsim.validation.timeloop_set`). *realistic*: as read (L1 and L2 "
+        "double-buffered); *single*: realistic with `--set l1.double_buffered=false --set l2.double_buffered=false`; "
+        "*analytical*: the analytical model, maestro mode. Errors are (ours - Timeloop) / Timeloop. Sparse triples "
+        "are shown but not judged (Timeloop's cycles there skip or gate work accelsim counts).",
+        "",
+        f"- maestro mode within {MAESTRO_TOLERANCE:.0%}: **{sum(bool(r.maestro_ok) for r in judged_m)} of "
+        f"{len(judged_m)}** dense triples run.",
+        f"- realistic mode (double-buffered) within {REALISTIC_TOLERANCE:.0%}: **{sum(bool(r.realistic_ok) for r in judged_r)} "
+        f"of {len(judged_r)}** dense compute-bound triples run.",
+        "",
+        "| triple | dense | compute-bound | Timeloop | maestro | err | realistic | err | single | err | analytical "
+        "| maestro ok | realistic ok | note |",
+        "|" + "---|" * 14,
+    ]
+    for r in rows:
+        lines.append("| " + " | ".join((
+            r.triple_id, "yes" if r.dense else "no", "yes" if r.compute_bound else "no", f"{r.timeloop_cycles:,}",
+            _n(r.maestro_cycles), _pct(r.rel(r.maestro_cycles)), _n(r.realistic_cycles),
+            _pct(r.rel(r.realistic_cycles)), _n(r.realistic_single_buffered_cycles),
+            _pct(r.rel(r.realistic_single_buffered_cycles)), _n(r.analytical_cycles), _verdict(r.maestro_ok),
+            _verdict(r.realistic_ok), r.note.replace("|", "/"))) + " |")
+    return lines
+
+
+def timeloop_csv_rows(rows: list[TimeloopRow]) -> list[dict[str, Any]]:
+    """The rows as plain dicts (``timeloop.csv``)."""
+    return [{**asdict(r), "maestro_ok": r.maestro_ok, "realistic_ok": r.realistic_ok} for r in rows]
