@@ -151,7 +151,7 @@ def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict
             for style, (_, row) in zip(named, frame.iterrows())}
 
 
-def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
+def seed_genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
     """The dataflows that are genomes (one SpatialMap per level, windows advancing by their size)."""
     genomes = []
     for dataflow in dataflows:
@@ -259,7 +259,7 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
             saver = _Saver(directory, set(saved["key"]), progress, True)
             named = named_style_seeds(layer, hw) if settings.style_seeds else {}
             seeds = list(named.values())
-            mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
+            mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
             found = search(ev, mapper, settings.budget, saver, seeds)
             styles = _style_costs(ev, named)
         screen_seconds = time.perf_counter() - start
