@@ -143,3 +143,14 @@ def test_bad_options_are_one_error_line(tmp_path, args, needle):
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error:") and "Traceback" not in result.output
     assert needle in result.stderr
+
+
+def test_fixed_design_of_the_budget_by_hand():
+    """The medium design of 0.2 mm^2 (MACs at most half: 200,000 um^2 / 2 / 283 = 353 -> 256 PEs,
+    72,448 um^2): SRAM words int(127,552 / 0.104) = 1,226,461; L1 half of them per PE:
+    613,230 // 256 = 2,395 bytes (1-byte words); L2 the rest: 1,226,461 - 2,395 x 256 = 613,341."""
+    from accelsim.search.cosearch_report import fixed_design
+
+    spec = fixed_design(BASE, 0.2, 0.5)
+    assert (spec.num_pes, spec.l1.size_bytes, spec.l2.size_bytes) == (256, 2395, 613341)
+    assert design_area(spec).total_mm2 <= 0.2

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from collections.abc import Callable
+from functools import partial
 import time
 from dataclasses import asdict, dataclass
 
@@ -156,24 +158,24 @@ def main(argv: list[str] | None = None) -> None:
     base = load_hardware(args.hw)
     net = load_network(args.network)
     layers = [net.layer(name) for name in args.layers.split(",")] if args.layers else list(net.layers)
-    rows = [run_cosearch(base, layers, args.area_budget_mm2, args.budget, args.population, args.seed),
-            run_grid(base, layers, args.area_budget_mm2)]
-    for name, share in MAC_SHARES.items():
-        rows.append(run_gamma(name, fixed_design(base, args.area_budget_mm2, share), layers, args.budget,
-                              args.population, args.seed))
+    print(f"{net.name} ({len(layers)} layers) on {base.name}, area budget {args.area_budget_mm2} mm^2, "
+          f"analytical model, realistic mode, latency", flush=True)
+    runs: list[Callable[[], Scheme]] = [lambda: run_cosearch(base, layers, args.area_budget_mm2, args.budget, args.population, args.seed),
+            lambda: run_grid(base, layers, args.area_budget_mm2)]
+    runs += [partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers, args.budget,
+                     args.population, args.seed) for name, share in MAC_SHARES.items()]
+    rows = []
+    for run in runs:  # each scheme's row as it finishes (a long run shows what it has)
+        rows.append(run())
+        print(asdict(rows[-1]), flush=True)
     ours = rows[0].cycles
     table = []
     for r in rows:
         ratio = f"{ours / r.cycles:.3f}" if ours and r.cycles else "-"
         table.append((r.scheme, str(r.pes), str(r.l1_size_bytes), str(r.l2_size_bytes), f"{r.area_mm2:.4f}",
                       f"{r.cycles:,.0f}" if r.cycles is not None else "-", ratio, str(r.scored), f"{r.seconds:.0f}"))
-    print(f"{net.name} ({len(layers)} layers) on {base.name}, area budget {args.area_budget_mm2} mm^2, "
-          f"analytical model, realistic mode, latency")
     print(format_table(("scheme", "PEs", "L1_B", "L2_B", "area_mm2", "cycles", "co/this", "scored", "seconds"),
                        table))
-    for r in rows:
-        print(asdict(r))
-
 
 if __name__ == "__main__":
     main()
