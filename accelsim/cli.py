@@ -1290,10 +1290,21 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
                    "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
                    "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
-@click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
-              help="What to minimize: cycles, energy (pJ) or their product.")
+@click.option("--objective", type=click.Choice(["latency", "energy", "edp", "latency-area"]), default="latency",
+              show_default=True,
+              help="What to minimize: cycles, energy (pJ), their product; latency-area (cycles x mm^2): --co-search.")
 @click.option("--model", default="analytical", show_default=True,
               help="analytical, sim, maestro, or two-stage (analytical screen, the simulator re-ranks --top-k).")
+@click.option("--co-search", "co_search", is_flag=True,
+              help="Search the hardware too (DiGamma): PE count, L1, L2 (--hw-range) with every layer's mapping; "
+                   "--hw gives the rest; --budget counts designs; writes hw.yaml and best.m.")
+@click.option("--hw-range", "hw_ranges", multiple=True, metavar="FIELD=LOW:HIGH",
+              help="co-search: a hardware gene's range (pe_array.count, l1.size_bytes, l2.size_bytes, "
+                   "distribution_noc.bandwidth_words_per_cycle); repeat the option.")
+@click.option("--area-budget-mm2", type=float, default=None,
+              help="co-search: designs whose PEs, L1s and L2 (MAESTRO's 28 nm table) exceed this are illegal.")
+@click.option("--size-buffers", is_flag=True,
+              help="co-search: size L1 and L2 to the mappings' need instead of searching them.")
 @_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
@@ -1317,8 +1328,8 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @_max_seconds_option
 @_max_memory_option
 @_progress_option
-def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
-                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model,
+                   co_search, hw_ranges, area_budget_mm2, size_buffers, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
                    style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
@@ -1341,7 +1352,8 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds, tuple(timeloop), unique_reuse)
+                                  style_seeds, tuple(timeloop), unique_reuse, co_search, tuple(hw_ranges),
+                                  area_budget_mm2, size_buffers)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
@@ -1459,8 +1471,15 @@ def _search_bar(progress: bool | None, settings):
 
 
 def _format_search(summary: dict) -> str:
-    """One line per layer: candidates scored and legal, the best cost and two-stage fidelity."""
+    """One line per layer: candidates scored and legal, the best cost and two-stage fidelity
+    (a co-search: the best design's hardware, area and network cost)."""
     objective = summary["settings"]["objective"]
+    if summary.get("co_search"):
+        best = summary["best"]
+        found = (f"best: {best['hw']}, {best['area_mm2']:.4f} mm^2, {best['cycles']:,.0f} cycles, "
+                 f"{best['energy_pj'] / 1e6:.3f} uJ" if best else "no legal design found")
+        return (f"{summary['network']}: co-search of {len(summary['layers'])} layer(s), {objective}: "
+                f"{summary['scored']} designs scored, {summary['legal']} legal ({summary['stopped']}); {found}")
     lines = [(f"{summary['network']} on {summary['hw']}: {summary['settings']['mapper']} search, "
               f"{summary['settings']['model']} model, {objective}")]
     header = ("layer", "scored", "legal", "best_cycles", "best_energy_uJ", "stopped", "spearman", "kendall", "regret")

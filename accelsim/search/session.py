@@ -32,6 +32,7 @@ from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
+from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, write_cosearch
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
 from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
@@ -82,6 +83,10 @@ class SearchSettings:
     style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
     timeloop: tuple[str, ...] = ()  # Timeloop's files: the problem is the layer, the architecture the hardware
     unique_reuse: bool = False  # exhaustive: one loop order per distinct operand reuse (dMazeRunner)
+    co_search: bool = False  # hardware genes too (DiGamma): accelsim.search.cosearch; budget counts designs
+    hw_ranges: tuple[str, ...] = ()  # co-search: FIELD=LOW:HIGH
+    area_budget_mm2: float | None = None  # co-search: designs over it are illegal (area_budget)
+    size_buffers: bool = False  # co-search: L1 and L2 sized to the mappings' need
 
     def __post_init__(self) -> None:
         if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
@@ -89,8 +94,9 @@ class SearchSettings:
         if self.hw is None and not self.timeloop:
             raise InputError("missing option --hw (or give Timeloop's files with --timeloop)")
         checks = [(self.mapper in MAPPERS, f"--mapper {self.mapper}: expected one of {', '.join(MAPPERS)}"),
-                  (self.objective in OBJECTIVES, (f"--objective {self.objective}: expected one of "
-                   f"{', '.join(OBJECTIVES)}")),
+                  (self.objective in OBJECTIVES or (self.co_search and self.objective in COSEARCH_OBJECTIVES),
+                   f"--objective {self.objective}: expected one of {', '.join(OBJECTIVES)} (latency-area: with "
+                   "--co-search)"),
                   (self.model in search_models(), (f"--model {self.model}: expected one of "
                    f"{', '.join(search_models())}")),
                   (self.budget >= 1, f"--budget must be at least 1, got {self.budget}"),
@@ -101,7 +107,11 @@ class SearchSettings:
                   (self.work_budget is None or self.work_budget > 0,
                    f"--work-budget must be positive, got {self.work_budget}"),
                   (not self.unique_reuse or self.mapper == "exhaustive",
-                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}")]
+                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}"),
+                  (self.co_search or not (self.hw_ranges or self.area_budget_mm2 is not None or self.size_buffers),
+                   "--hw-range, --area-budget-mm2 and --size-buffers belong to --co-search"),
+                  (not self.co_search or (self.mapper == "gamma" and self.model != TWO_STAGE and not self.timeloop),
+                   "--co-search runs DiGamma's GA (--mapper gamma) with one scoring model, on --network or --mapping")]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
@@ -110,6 +120,7 @@ class SearchSettings:
         out = asdict(self)
         out["overrides"] = list(self.overrides)
         out["timeloop"] = list(self.timeloop)
+        out["hw_ranges"] = list(self.hw_ranges)
         return out
 
 
@@ -140,7 +151,7 @@ def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict
             for style, (_, row) in zip(named, frame.iterrows())}
 
 
-def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
+def seed_genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
     """The dataflows that are genomes (one SpatialMap per level, windows advancing by their size)."""
     genomes = []
     for dataflow in dataflows:
@@ -209,8 +220,24 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
     else:
         hw = load_hardware(settings.hw or "", list(settings.overrides))
         network, layers = _layers(settings, hw.num_pes)
+    if settings.co_search:
+        return _co_search(settings, hw, network, layers, out, executor, resume, progress)
     with SearchDir(out, settings.to_dict(), resume) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
+
+
+def _co_search(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer], out: Path,
+               executor: Executor, resume: bool, progress: Progress | None) -> dict[str, Any]:
+    """``--co-search``: one DiGamma search over hardware and every layer's mapping (not resumable)."""
+    if resume:
+        raise InputError("--resume: a co-search is not resumable; run it again (it is deterministic under --seed)")
+    config = CoSearchConfig.make(settings.hw_ranges, area_budget_mm2=settings.area_budget_mm2,
+                                 size_buffers=settings.size_buffers, objective=settings.objective,
+                                 model=settings.model, mode=settings.mode, budget=settings.budget,
+                                 population=settings.population, seed=settings.seed, max_levels=settings.max_levels,
+                                 work_budget=settings.work_budget, style_seeds=settings.style_seeds)
+    result = cosearch(hw, layers, config, executor, progress)
+    return write_cosearch(out, settings.to_dict(), network, layers, result)
 
 
 def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer],
@@ -236,7 +263,7 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
                 saver = _Saver(directory, set(saved["key"]), progress, True)
                 named = named_style_seeds(layer, hw) if settings.style_seeds else {}
                 seeds = list(named.values())
-                mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
+                mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
                 found = search(ev, mapper, settings.budget, saver, seeds)
                 styles = _style_costs(ev, named)
             screen_seconds = time.perf_counter() - start
