@@ -96,3 +96,25 @@ def test_search_cli_unique_reuse_reports_orders(tmp_path):
     bad = CliRunner().invoke(main, ["search", *hw, "--network", str(net), "--unique-reuse", "--out",
                                     str(tmp_path / "t")])
     assert bad.exit_code == 2 and "error: --unique-reuse" in bad.output
+
+
+def test_reuse_report_measures_the_loss_on_a_small_layer():
+    """The report's two searches share one space: the pruned one proposes a subset of the full
+    one's genomes, so its best costs at least the full best (loss >= 0), and it met as many
+    level orders as the full enumeration has (one level, K parallel, every other tile 1 or whole:
+    per tile choice, (looping count)! orders)."""
+    from accelsim.hw.loader import load_hardware
+    from accelsim.search.reuse_report import measure, reuse_space
+
+    layer = Layer.build("c", OpType.CONV2D, {"K": 4, "C": 2, "R": 1, "S": 2, "Y": 2, "X": 3})
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=2", "pe_array.cols=2"])
+    space = reuse_space(layer, hw.num_pes, ("K",))
+    assert space.spatial_dims == ("K",) and space.tiles["C"] == (1, 2) and space.max_levels == 1
+    row = measure(layer, hw, parallel=("K",))
+    # K: tile 1 or 4; C, Y', X', S (all of size 2) each iterate (tile 1) or not (whole), N and R
+    # are 1: sum over the 2^4 choices of k! for k iterating loops = sum C(4,k) k! = 65, twice (two K tiles)
+    assert row.orders_enumerated == 2 * 65
+    assert row.orders_kept < row.orders_enumerated
+    assert 0 < row.proposed_kept < row.proposed_full
+    assert row.best_full is not None and row.best_kept is not None and row.loss is not None
+    assert row.best_kept >= row.best_full and row.loss >= 0

@@ -4,7 +4,7 @@ order against the same search keeping one order per distinct operand reuse.
     python -m accelsim.search.reuse_report --hw dmazerunner_16x16 --network dmazerunner6
 
 The space per layer (:func:`reuse_space`) is one cluster level, every dimension's tile either 1 or
-whole, and ``K``, ``C``, ``Y'``, ``X'`` as parallel dimensions: small enough to enumerate every
+whole, and ``K``, ``C``, ``Y'``, ``X'`` (or those of ``--parallel``) as parallel dimensions: small enough to enumerate every
 order, large enough that up to six loops iterate. Both searches take their candidates from the
 same evaluator (the pruned genomes are a subset of the full ones), so the pruned search's best is
 the best over the kept genomes' rows; ``loss`` is ``best kept / best full - 1`` (0: pruning kept
@@ -31,10 +31,11 @@ from accelsim.workload.tables import load_network
 PARALLEL_DIMS = ("K", "C", "Y'", "X'")
 
 
-def reuse_space(layer: Layer, num_pes: int) -> SearchSpace:
-    """One level, tiles 1 or whole, the parallel dimensions of :data:`PARALLEL_DIMS` the layer has."""
+def reuse_space(layer: Layer, num_pes: int, parallel: tuple[str, ...] = PARALLEL_DIMS) -> SearchSpace:
+    """One level, tiles 1 or whole, the dimensions of ``parallel`` the layer has (larger than 1) as
+    parallel dimensions."""
     dims = layer.loop_nest().dims
-    spatial = tuple(d for d in PARALLEL_DIMS if dims.get(d, 1) > 1) or tuple(dims)
+    spatial = tuple(d for d in parallel if dims.get(d, 1) > 1) or tuple(dims)
     return SearchSpace(layer, num_pes, {d: tuple(sorted({1, n})) for d, n in dims.items()}, (1,), spatial, 1, 1)
 
 
@@ -56,10 +57,11 @@ class ReuseLoss:
     seconds: float
 
 
-def measure(layer: Layer, hw: HardwareSpec, objective: str = "latency") -> ReuseLoss:
+def measure(layer: Layer, hw: HardwareSpec, objective: str = "latency",
+            parallel: tuple[str, ...] = PARALLEL_DIMS) -> ReuseLoss:
     """Exhaustive search of :func:`reuse_space` with and without unique-reuse pruning."""
     start = time.perf_counter()
-    space = reuse_space(layer, hw.num_pes)
+    space = reuse_space(layer, hw.num_pes, parallel)
     full = ExhaustiveMapper(space, hw, min_utilization=0.0)
     kept = ExhaustiveMapper(space, hw, min_utilization=0.0, unique_reuse=True)
     with Evaluator(hw, layer, objective=objective) as ev:
@@ -81,11 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hw", default="dmazerunner_16x16")
     parser.add_argument("--network", default="dmazerunner6")
     parser.add_argument("--layer", action="append", help="only these layers (repeatable)")
+    parser.add_argument("--parallel", nargs="+", default=list(PARALLEL_DIMS),
+                        help="parallel dimensions of the space (default: K C Y' X')")
     args = parser.parse_args(argv)
     hw = load_hardware(args.hw)
     net = load_network(args.network)
     layers = [net.layer(name) for name in args.layer] if args.layer else list(net.layers)
-    rows = [asdict(measure(layer, hw)) for layer in layers]
+    rows = [asdict(measure(layer, hw, parallel=tuple(args.parallel))) for layer in layers]
     header = list(rows[0])
     print(format_table(header, [[_cell(row[k]) for k in header] for row in rows]))
 

@@ -191,6 +191,7 @@ class _Saver:
         self.out, self.known, self.progress, self.counts = out, known, progress, counts
         self.sample = 0
         self.best: float | None = None
+        self.best_row: dict[str, Any] | None = None  # the legal row of least cost so far
 
     def __call__(self, rows: pd.DataFrame) -> None:
         rows = rows.assign(sample=range(self.sample, self.sample + len(rows)))
@@ -200,8 +201,9 @@ class _Saver:
             self.out.append(fresh)
             self.known.update(fresh["key"])
         legal = rows.loc[rows["status"] == "ok", "cost"]
-        if len(legal):
-            self.best = min(self.best, float(legal.min())) if self.best is not None else float(legal.min())
+        if len(legal) and (self.best is None or float(legal.min()) < self.best):
+            self.best = float(legal.min())
+            self.best_row = best_row(rows)
         if self.progress is not None and self.counts:
             self.progress(len(rows), self.best, str(rows["layer"].iloc[0]) if len(rows) else "")
 
@@ -250,47 +252,71 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         start = time.perf_counter()
         if progress is not None:
             progress(0, None, layer.name)
-        mine = stored[stored["layer"] == layer.name]
-        space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
-        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
-                       work_budget=settings.work_budget) as ev:
-            saved = mine[mine["model"] == screen]
-            ev.preload(saved)
-            saver = _Saver(directory, set(saved["key"]), progress, True)
-            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
-            seeds = list(named.values())
-            mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
-            found = search(ev, mapper, settings.budget, saver, seeds)
-            styles = _style_costs(ev, named)
-        screen_seconds = time.perf_counter() - start
-        reranking = None
-        if settings.model == TWO_STAGE:
-            with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
-                saved = mine[mine["model"] == SIMULATOR]
-                sim.preload(saved)
-                reranking = rerank(found.frame, sim, settings.top_k,
-                                   _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else None
-        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
-            best = found.best
-        frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-        summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
-                                                   time.perf_counter() - start), "styles": styles,
-                                  "screen_best_cost": found.best["cost"] if found.best is not None else None})
-        if best is not None:
-            best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
-            directory.write_best(network, best_jobs)
-        directory.write_summary(summary)
+        saver: _Saver | None = None
+        try:
+            mine = stored[stored["layer"] == layer.name]
+            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+            with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
+                           work_budget=settings.work_budget) as ev:
+                saved = mine[mine["model"] == screen]
+                ev.preload(saved)
+                saver = _Saver(directory, set(saved["key"]), progress, True)
+                named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+                seeds = list(named.values())
+                mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
+                found = search(ev, mapper, settings.budget, saver, seeds)
+                styles = _style_costs(ev, named)
+            screen_seconds = time.perf_counter() - start
+            reranking = None
+            if settings.model == TWO_STAGE:
+                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
+                    saved = mine[mine["model"] == SIMULATOR]
+                    sim.preload(saved)
+                    reranking = rerank(found.frame, sim, settings.top_k,
+                                       _Saver(directory, set(saved["key"]), progress, False))
+            best = best_row(reranking.frame) if reranking is not None else None
+            if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+                best = found.best
+            frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
+            summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
+                                                       time.perf_counter() - start), "styles": styles,
+                                      "screen_best_cost": found.best["cost"] if found.best is not None else None})
+            if best is not None:
+                best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
+                directory.write_best(network, best_jobs)
+            directory.write_summary(summary)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep the layer's best so far, then stop
+            finished = bool(summary["layers"]) and summary["layers"][-1]["layer"] == layer.name
+            if saver is not None and not finished and not isinstance(exc, Exception):
+                _keep_interrupted(directory, network, summary, best_jobs, layer, saver)
+            raise
     directory.write_convergence(frames)
     return summary
+
+
+def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any], best_jobs: list[Job], layer: Layer,
+                      saver: _Saver) -> None:
+    """A layer's search was stopped: add it to ``summary.json`` as ``interrupted`` with what it
+    scored and its best so far, and that mapping to ``best.m``, so the directory is usable as it
+    is (``--resume`` still finishes the search)."""
+    best = saver.best_row
+    summary["layers"].append({"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
+                              "stopped": "interrupted",
+                              "best": {k: best[k] for k in _BEST_FIELDS} if best is not None else None})
+    if best is not None:
+        directory.write_best(network, [*best_jobs, Job(layer, parse_dataflow(best["dataflow"], layer), "search")])
+    directory.write_summary(summary)
+
+
+_BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
+                "candidate", "dataflow")
 
 
 def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
                    screen_seconds: float, seconds: float) -> dict[str, Any]:
     frame = found.frame
     status = frame["status"]
-    keep = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
-            "candidate", "dataflow")
+    keep = _BEST_FIELDS
     return {
         "layer": layer.name,
         "op": layer.op.value,
