@@ -140,3 +140,56 @@ def test_cli_lint_exit_codes(tmp_path):
     assert res.exit_code == 1 and "file: [crlf] CRLF line endings (first at line 1)" in res.output
     bad = runner.invoke(main, ["lint", "--hw", "no_such_preset", "--mapping", str(crlf)])
     assert bad.exit_code == 2 and bad.output.startswith("error:")
+
+
+def test_ladder_shares_only_when_the_parts_do_not_cancel():
+    """By hand. Source 100 cycles, rungs 80 then 50: parts -20 and -30 of a gap of -50, both with
+    the gap's sign, so shares 40% and 60%. Source 100, rungs 60 then 110: parts -40 and +50 of a
+    gap of +10 cancel (shares would be -400% and +500%): cycles only, and a line says why. Rungs
+    1,000 -> 0 -> 5: parts -1,000 and +5 of -995, +5 is 0.5% of the gap (within 1%): shares
+    100.5% and -0.5%. A zero gap has no shares."""
+    from accelsim.compare.ladder import Ladder
+    from accelsim.compare.report import format_ladder, gap_shares
+
+    assert gap_shares([-20, -30], -50) == [0.4, 0.6]
+    assert gap_shares([-40, 50], 10) is None
+    assert gap_shares([-1000, 5], -995) == [-1000 / -995, 5 / -995]
+    assert gap_shares([0, 0], 0) is None and gap_shares([3, -3], 0) is None
+
+    same = Ladder("maestro-csv", 100)
+    same.climb("offchip_floor", 80)
+    same.climb("case_arithmetic", 50)
+    text = "\n".join(format_ladder(same, "maestro"))
+    assert "of gap" in text and "40.0%" in text and "60.0%" in text and "no shares" not in text
+
+    mixed = Ladder("maestro-csv", 100)
+    mixed.climb("offchip_floor", 60)
+    mixed.climb("case_arithmetic", 110)
+    lines = format_ladder(mixed, "maestro")
+    assert lines[0].startswith("  cycle gap simulator - maestro-csv = +10, rule by rule")
+    assert not any("%" in line for line in lines[:-1])
+    assert lines[-1] == ("    no shares of the gap: parts of both signs (+50 and -40) cancel to +10, "
+                         "so shares would exceed 100% or be negative")
+
+
+def test_one_split_per_gap_for_maestro_sources():
+    """Realistic mode with attribution on mb_b4_dw_yxp (pub_eyeriss168): the analytical model's gap
+    gets the attribution line; MAESTRO's CSV and model get only their ladder (no second split
+    of the same gap under the same part names), and their cancelling parts get no percentages:
+    offchip_floor -18,576 against case_arithmetic +20,954 and pipeline_fill_drain +1 (the
+    ablation, realistic 43,083 - pipeline-ideal 43,082), a gap of 43,083 - 40,704 = +2,379."""
+    from accelsim.compare.report import format_layer
+
+    hw = load_hardware(REFERENCE / "hw" / "pub_eyeriss168.hw.m")
+    name, jobs = jobs_from_maestro(REFERENCE / "mappings" / "mobilenetv2_public.m")
+    jobs = [j for j in jobs if j.layer.name == "mb_b4_dw_yxp"]
+    comp = compare_jobs(name, jobs, hw, "realistic", ("analytical", "maestro"),
+                        REFERENCE / "results" / "pub_eyeriss168" / "mobilenetv2_public.csv", allow_overflow=True)
+    lines = format_layer(comp.layers[0], comp.sources, "realistic")
+    gap_lines = [line for line in lines if line.startswith("  cycle gap simulator - ")]
+    assert [line.split(" = ")[0][len("  cycle gap simulator - "):] for line in gap_lines] == [
+        "analytical", "maestro", "maestro-csv"]
+    assert "rule by rule" not in gap_lines[0] and all("rule by rule" in line for line in gap_lines[1:])
+    assert lines.count("    no shares of the gap: parts of both signs (+20,955 and -18,576) cancel to +2,379, "
+                       "so shares would exceed 100% or be negative") == 2
+    assert not any(line.rstrip().endswith("%") for line in lines if line.startswith("    "))

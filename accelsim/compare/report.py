@@ -32,8 +32,9 @@ def _signed(v: float) -> str:
 
 def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str]:
     """Lines for one layer: a table metric x (simulator, each source, its error), then each
-    source's agreement and the attribution of its cycle gap (in maestro mode all of it is
-    model residual)."""
+    source's agreement and the one split of its cycle gap: the attribution (in maestro mode all
+    of it is model residual), or for a MAESTRO source its ladder, which refines the same
+    attribution (so the text never splits one gap twice under the same part names)."""
     rows = [["metric", "simulator"] + [c for s in sources for c in (s, "err")]]
     for metric in _shown(lc):
         ref = lc.simulator[metric]
@@ -47,6 +48,8 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
         verdict = "agrees" if not found else f"{len(found)} exception(s): " + ", ".join(found)
         lines.append(f"  {s}: {verdict}")
     for s, parts in lc.attribution().items():
+        if s in lc.ladders:
+            continue  # its ladder below splits the same gap, finer (one split per gap)
         gap = sum(parts.values())
         split = ("all model residual (maestro mode)" if mode == "maestro"
                  else ", ".join(f"{p} {_signed(parts[p])}" for p in PARTS))
@@ -56,15 +59,41 @@ def format_layer(lc: LayerComparison, sources: list[str], mode: str) -> list[str
     return lines
 
 
+AGAINST_GAP_TOLERANCE = 0.01  # parts against the gap's sign may total this fraction of it
+
+
+def gap_shares(parts: list[int], gap: int) -> list[float] | None:
+    """Each part's share of ``gap`` (a fraction), or None when shares would mislead: a zero gap,
+    or parts against the gap's sign totalling more than AGAINST_GAP_TOLERANCE of it (the parts
+    then cancel, so shares exceed 100% or go negative; e.g. parts -18,576 and +20,954 of a gap
+    of +2,378 would be -781% and +881%). Otherwise the shares lie in [-1%, 101%] and sum to 1."""
+    against = sum(abs(p) for p in parts if p * gap < 0)
+    if gap == 0 or against > AGAINST_GAP_TOLERANCE * abs(gap):
+        return None
+    return [p / gap for p in parts]
+
+
 def format_ladder(walk: Ladder, mode: str) -> list[str]:
-    """A MAESTRO source's ladder: each rung's cycles and the part of the gap it explains."""
-    lines = [f"  MAESTRO ladder {walk.source} -> simulator ({mode} mode): {walk.source_cycles:,} -> "
-             f"{walk.rungs[-1].cycles:,} cycles, gap {_signed(walk.gap)} (the parts sum to it)"]
-    rows = [["rung", "cycles", "part", "of gap"], [walk.source, f"{walk.source_cycles:,}", "", ""]]
-    for r in walk.rungs:
-        share = f"{100 * r.part / walk.gap:.1f}%" if walk.gap and r.part else ""
-        rows.append([r.name, f"{r.cycles:,}", _signed(r.part), share])
-    return lines + ["    " + line for line in table_lines(rows)]
+    """A MAESTRO source's ladder, the one split of its cycle gap that the text shows: each
+    rung's cycles, its part of the gap, and its share when shares are meaningful (gap_shares);
+    otherwise a line says why only cycles are shown."""
+    lines = [f"  cycle gap simulator - {walk.source} = {_signed(walk.gap)}, rule by rule: "
+             f"MAESTRO ladder {walk.source} -> simulator ({mode} mode), {walk.source_cycles:,} -> "
+             f"{walk.rungs[-1].cycles:,} cycles (the parts sum to the gap)"]
+    parts = [r.part for r in walk.rungs]
+    shares = gap_shares(parts, walk.gap)
+    rows = [["rung", "cycles", "part"] + (["of gap"] if shares else []),
+            [walk.source, f"{walk.source_cycles:,}", ""] + ([""] if shares else [])]
+    for i, r in enumerate(walk.rungs):
+        share = [f"{100 * shares[i]:.1f}%" if r.part else ""] if shares else []
+        rows.append([r.name, f"{r.cycles:,}", _signed(r.part)] + share)
+    lines += ["    " + line for line in table_lines(rows)]
+    if shares is None and any(parts):
+        up = sum(p for p in parts if p > 0)
+        down = sum(p for p in parts if p < 0)
+        lines.append(f"    no shares of the gap: parts of both signs ({_signed(up)} and {_signed(down)}) "
+                     f"cancel to {_signed(walk.gap)}, so shares would exceed 100% or be negative")
+    return lines
 
 
 def format_overview(comp: Comparison) -> list[str]:

@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layers", help="comma-separated layer names (default: every layer)")
     parser.add_argument("--area-budget-mm2", type=float, default=0.2)
     parser.add_argument("--budget", type=int, default=300, help="co-search designs; GAMMA mappings per layer")
-    parser.add_argument("--population", type=int, default=20)
+    parser.add_argument("--population", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     base = load_hardware(args.hw)
