@@ -71,7 +71,7 @@ from accelsim.mapping.styles import STYLES
 from accelsim.cost_models import other_models
 from accelsim.model_options import MODES, Mode
 from accelsim.output_files import check_output_directory, check_outputs, clear_trace_dir, is_stdout, write_atomic
-from accelsim.outputs import InputFile, Provenance, ResultFiles, csv_text, hardware_sha256, layer_total_row
+from accelsim.outputs import InputFile, Provenance, ResultFiles, Rewrites, csv_text, hardware_sha256, layer_total_row
 from accelsim.progress import ProgressDisplay, choose_style
 from accelsim.results import LayerResult, NetworkResult
 from accelsim.sim.engine import SimOptions
@@ -961,17 +961,22 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
                _simulation_budget(RunKind(simulations=simulations), Budget(max_steps, max_memory, max_seconds)))
     partial: list[Comparison] = []
 
+    rewrites = Rewrites()
+
     def write(comparison: Comparison, status: str, stopped_by: str = "") -> None:
+        if status == "incomplete" and not rewrites.due():  # the files catch up at most about once a second
+            return
         document = {**comparison_dict(comparison), "status": status, "provenance": prov.to_dict()}
         if stopped_by:
             document["stopped_by"] = stopped_by
             document["stopped_in"] = run.current
         final = status != "incomplete"  # standard output gets the last version only
-        if out.json_out and (final or not is_stdout(out.json_out)):
-            write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
-        if out.csv_out and (final or not is_stdout(out.csv_out)):
-            columns = {"Status": status, **prov.csv_columns()}
-            write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
+        with rewrites.timed():
+            if out.json_out and (final or not is_stdout(out.json_out)):
+                write_atomic(out.json_out, json.dumps(document, indent=2) + "\n")
+            if out.csv_out and (final or not is_stdout(out.csv_out)):
+                columns = {"Status": status, **prov.csv_columns()}
+                write_atomic(out.csv_out, csv_text([{**row, **columns} for row in comparison_rows(comparison)]))
 
     def progress_so_far(comparison: Comparison) -> None:
         partial[:] = [comparison]
@@ -1000,7 +1005,8 @@ def compare(job: JobArgs, mode: Mode, models: tuple[str, ...], maestro_csv: str 
               show_default=True,
               help="maestro: a MAESTRO .m file; loopnest: a loop-nest YAML file (Timeloop-style); timeloop: one "
                    "layer's architecture, problem and mapping as timeloop-model reads them (with --layer).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the file here (default: stdout).")
+@click.option("-o", "--out", "--output", "output", type=click.Path(dir_okay=False),
+              help="Write the file here (default: stdout; --output is the old spelling).")
 @_force_option("output file")
 def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     """Write the mapping a named style produces for a network, or convert a mapping file, as a
@@ -1009,7 +1015,7 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
     job.check()
-    check_outputs({"--output": output}, force)
+    check_outputs({"--out": output}, force)
     loaded = job.load()
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
@@ -1059,19 +1065,22 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False),
               help="Write a Perfetto (Chrome JSON) trace: one track per sub-accelerator, one for the channel.")
-@_force_option("--json/--trace files")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False),
+              help="Write a PNG of the running jobs' bandwidth demand against the channel over time.")
+@_force_option("--json/--trace/--plot files")
 @_budget_options
 @_progress_option
 def multicore(system_ref: str, workload: str, networks: tuple[str, ...], scheduler: str, compare: tuple[str, ...],
               budget: int, score: str, bandwidth_gbps: float | None, batch: int, group_size: int, seed: int,
-              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, force: bool,
+              top_k: int, attribute_gap: bool, json_out: str | None, trace_out: str | None, plot_out: str | None,
+              force: bool,
               max_steps: int | None, max_memory: int, max_seconds: float | None, progress: bool | None) -> None:
     """Schedule jobs on several sub-accelerators sharing one off-chip channel and simulate them."""
     from accelsim.system.command import MulticoreSettings, report_json, run_multicore
-    from accelsim.system.trace import perfetto_json
+    from accelsim.system.trace import demand_plot, perfetto_json
 
     _start_time_budget(max_seconds)
-    check_outputs({"--json": json_out, "--trace": trace_out}, force)
+    check_outputs({"--json": json_out, "--trace": trace_out, "--plot": plot_out}, force)
     settings = MulticoreSettings(system_ref, workload, networks, scheduler, budget, bandwidth_gbps, batch,
                                  group_size, score, seed, compare, attribute_gap, top_k)  # type: ignore[arg-type]
     say = (lambda line: click.echo(f"accelsim: {line}", err=True)) if progress is not False else None
@@ -1092,11 +1101,14 @@ def multicore(system_ref: str, workload: str, networks: tuple[str, ...], schedul
     if trace_out is not None:
         write_atomic(trace_out, perfetto_json(report))
         click.echo(f"wrote {trace_out}")
+    if plot_out is not None:
+        demand_plot(report, plot_out)
+        click.echo(f"wrote {plot_out}")
 
 
 @main.command(name="import-onnx")
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--out", "--output", "output", type=click.Path(dir_okay=False),
               help="Write the network table (YAML) here (default: stdout).")
 @click.option("--batch", type=click.IntRange(min=1), help="Batch size (default: the model's; 1 where it is symbolic).")
 @click.option("--strict", is_flag=True, help="Refuse a model with nodes accelsim does not simulate instead of "
@@ -1109,7 +1121,7 @@ def import_onnx_command(model: str, output: str | None, batch: int | None, stric
     from accelsim.workload.onnx_import import import_onnx
     from accelsim.workload.tables import network_yaml
 
-    check_outputs({"--output": output}, force)
+    check_outputs({"--out": output}, force)
     _check_onnx_memory(model, Budget(max_memory_bytes=max_memory))
     imported = import_onnx(model, batch, strict)
     notes = f"batch {imported.batch}" + (f"; {imported.skipped_summary()}" if imported.skipped else "")
@@ -1213,7 +1225,7 @@ def bench(quick: bool, only: tuple[str, ...], search_bench: bool, against_scales
 
 
 @main.command()
-@click.option("--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", default="validation", show_default=True, type=click.Path(file_okay=False),
               help="Directory for REPORT.md, results.csv and the PNG plots.")
 @click.option("--quick", is_flag=True, help="Small simulation budget, no SCALE-Sim run (a smoke run).")
 @_force_option("report")
@@ -1232,7 +1244,9 @@ def validate(out_dir: str, quick: bool, force: bool) -> None:
         written = run_validation(ValidationPaths(out), quick, force, lambda message: click.echo(message, err=True))
     for path in written:
         click.echo(f"wrote {path}", err=True)
-    click.echo(summary_line(out))
+    summary = summary_line(out)
+    if summary:
+        click.echo(summary)
     click.echo(f"took {time.perf_counter() - start:.0f} s", err=True)
 
 
@@ -1276,10 +1290,21 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
                    "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
                    "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")
-@click.option("--objective", type=click.Choice(["latency", "energy", "edp"]), default="latency", show_default=True,
-              help="What to minimize: cycles, energy (pJ) or their product.")
+@click.option("--objective", type=click.Choice(["latency", "energy", "edp", "latency-area"]), default="latency",
+              show_default=True,
+              help="What to minimize: cycles, energy (pJ), their product; latency-area (cycles x mm^2): --co-search.")
 @click.option("--model", default="analytical", show_default=True,
               help="analytical, sim, maestro, or two-stage (analytical screen, the simulator re-ranks --top-k).")
+@click.option("--co-search", "co_search", is_flag=True,
+              help="Search the hardware too (DiGamma): PE count, L1, L2 (--hw-range) with every layer's mapping; "
+                   "--hw gives the rest; --budget counts designs; writes hw.yaml and best.m.")
+@click.option("--hw-range", "hw_ranges", multiple=True, metavar="FIELD=LOW:HIGH",
+              help="co-search: a hardware gene's range (pe_array.count, l1.size_bytes, l2.size_bytes, "
+                   "distribution_noc.bandwidth_words_per_cycle); repeat the option.")
+@click.option("--area-budget-mm2", type=float, default=None,
+              help="co-search: designs whose PEs, L1s and L2 (MAESTRO's 28 nm table) exceed this are illegal.")
+@click.option("--size-buffers", is_flag=True,
+              help="co-search: size L1 and L2 to the mappings' need instead of searching them.")
 @_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
@@ -1297,14 +1322,14 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--style-seeds/--no-style-seeds", default=True, show_default=True,
               help="Score the named styles' mappings of each layer first (GAMMA starts from those that are "
                    "genomes), so the best is never worse than the best style under the scoring model.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for candidates.parquet, best.m, summary.json, convergence.png.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted search saved in --out.")
 @_max_seconds_option
 @_max_memory_option
 @_progress_option
-def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model, mode,
-                   top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model,
+                   co_search, hw_ranges, area_budget_mm2, size_buffers, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
                    style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
@@ -1327,7 +1352,8 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
     try:
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
-                                  style_seeds, tuple(timeloop), unique_reuse)
+                                  style_seeds, tuple(timeloop), unique_reuse, co_search, tuple(hw_ranges),
+                                  area_budget_mm2, size_buffers)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
@@ -1445,8 +1471,15 @@ def _search_bar(progress: bool | None, settings):
 
 
 def _format_search(summary: dict) -> str:
-    """One line per layer: candidates scored and legal, the best cost and two-stage fidelity."""
+    """One line per layer: candidates scored and legal, the best cost and two-stage fidelity
+    (a co-search: the best design's hardware, area and network cost)."""
     objective = summary["settings"]["objective"]
+    if summary.get("co_search"):
+        best = summary["best"]
+        found = (f"best: {best['hw']}, {best['area_mm2']:.4f} mm^2, {best['cycles']:,.0f} cycles, "
+                 f"{best['energy_pj'] / 1e6:.3f} uJ" if best else "no legal design found")
+        return (f"{summary['network']}: co-search of {len(summary['layers'])} layer(s), {objective}: "
+                f"{summary['scored']} designs scored, {summary['legal']} legal ({summary['stopped']}); {found}")
     lines = [(f"{summary['network']} on {summary['hw']}: {summary['settings']['mapper']} search, "
               f"{summary['settings']['model']} model, {objective}")]
     header = ("layer", "scored", "legal", "best_cycles", "best_energy_uJ", "stopped", "spearman", "kendall", "regret")

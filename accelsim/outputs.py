@@ -23,7 +23,8 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
@@ -173,7 +174,6 @@ class ResultFiles:
         self.csv_path = csv_path
         self.provenance = provenance
         self.total_row = total_row
-        self.clock = clock
         self._provenance_dict = provenance.to_dict()
         self._provenance_columns = provenance.csv_columns()
         self.items: list[Any] = []
@@ -181,7 +181,7 @@ class ResultFiles:
         self._csv = _CsvRows()
         self.stopped: tuple[str, str] | None = None  # (layer, cause)
         self._written = 0  # layers in the files
-        self._next_write = 0.0  # clock reading after which a finished layer triggers a rewrite
+        self.rewrites = Rewrites(clock)
 
     @property
     def paths(self) -> list[str]:
@@ -200,7 +200,7 @@ class ResultFiles:
         if self.csv_path is not None:
             self._csv.add(self._row(str(obj.get("layer", "")), row, COMPLETE))
         self.items.append(item)
-        if self.clock() >= self._next_write:
+        if self.rewrites.due():
             self.write()
 
     def add_result(self, result: LayerResult, extra: dict[str, Any] | None = None) -> None:
@@ -242,18 +242,37 @@ class ResultFiles:
     def write(self, final: bool = False) -> None:
         """Rewrite both files with everything recorded so far (atomically); standard output
         (``-``) gets its text once, when the run has ended or stopped (``final``)."""
-        start = self.clock()
-        if self.json_path is not None and (final or not is_stdout(self.json_path)):
-            write_atomic(self.json_path, self._json_text())
-        if self.csv_path is not None and (final or not is_stdout(self.csv_path)):
-            write_atomic(self.csv_path, self._csv_text())
+        with self.rewrites.timed():
+            if self.json_path is not None and (final or not is_stdout(self.json_path)):
+                write_atomic(self.json_path, self._json_text())
+            if self.csv_path is not None and (final or not is_stdout(self.csv_path)):
+                write_atomic(self.csv_path, self._csv_text())
         self._written = len(self.items)
-        end = self.clock()
-        self._next_write = end + max(REWRITE_SECONDS, REWRITE_COST_FACTOR * (end - start))
 
 
 REWRITE_SECONDS = 1.0  # the least time between two rewrites of a run's result files
 REWRITE_COST_FACTOR = 20.0  # ... and at least this many times the last rewrite's duration
+
+
+class Rewrites:
+    """When files rewritten whole as a run goes on are due again: at once the first time, then
+    once :data:`REWRITE_SECONDS` or :data:`REWRITE_COST_FACTOR` times the last rewrite's
+    duration (whichever is longer) have passed, so rewriting stays a small share of the run."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.next = 0.0  # clock reading from which a rewrite is due
+
+    def due(self) -> bool:
+        return self.clock() >= self.next
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        """Around a rewrite: the next one is due after the wait its duration sets."""
+        start = self.clock()
+        yield
+        end = self.clock()
+        self.next = end + max(REWRITE_SECONDS, REWRITE_COST_FACTOR * (end - start))
 
 
 def _json_element(obj: dict[str, Any]) -> str:

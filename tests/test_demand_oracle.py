@@ -78,6 +78,15 @@ def assert_demand_agrees(cm, multicast: bool, l2_words: int) -> None:
     assert new_t.write_words.tolist() == old_t.write_words.tolist()
     assert new_t.write_runs.tolist() == old_t.write_runs.tolist()
     assert new_t.partial_sums_source.tolist() == old_t.partial_sums_source.tolist()
+    # the table (all cases at once) against the simulator's path, one tile at a time
+    strides = np.array(tiles.view_strides, dtype=np.int64)
+    for i, rep in enumerate(new_t.cases.rep):
+        tile = int(rep @ strides) if tiles.tile_loops else 0
+        td = tiles.traffic(tile)
+        assert {role: int(w[i]) for role, w in new_t.read_words.items()} == td.read_words, tile
+        assert (int(new_t.read_runs[i]), int(new_t.write_words[i]), int(new_t.write_runs[i])) == \
+            (sum(td.read_runs.values()), td.write_words, td.write_runs), tile
+        assert int(new_t.partial_sums_source[i]) == (tile - td.partial_sums_tile if td.partial_sums_tile >= 0 else 0)
 
 
 def _check(case) -> None:

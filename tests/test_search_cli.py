@@ -341,3 +341,22 @@ def test_search_says_which_named_style_it_beat_and_reads_loop_nest_files(tmp_pat
     assert costs and layer["screen_best_cost"] <= min(costs.values())
     best_style = min(costs, key=costs.get)
     assert f"{layer['layer']}: best named style {best_style}, latency " in result.stdout
+
+
+def test_an_interrupted_search_leaves_a_usable_directory(network, tmp_path):
+    """Stopped in the second layer (after 80 rows; the budget is 60 a layer): summary.json has the
+    first layer finished and the second `interrupted` with its best so far, and best.m holds both
+    layers' mappings, the second being that best."""
+    from accelsim.mapping.jobs import jobs_from_maestro
+
+    out = tmp_path / "s"
+    with pytest.raises(KeyboardInterrupt):
+        run_search(settings(network), out, InProcess(), progress=_Interrupt(80))
+    first, second = json.loads((out / "summary.json").read_text())["layers"]
+    assert first["stopped"] != "interrupted" and second["stopped"] == "interrupted"
+    assert 0 < second["scored"] < 60 and second["best"] is not None
+    rows = stored(out)
+    mine = rows[(rows["layer"] == second["layer"]) & (rows["status"] == "ok")]
+    assert second["best"]["cost"] == mine["cost"].min()
+    _, jobs = jobs_from_maestro(out / "best.m")
+    assert [j.layer.name for j in jobs] == [first["layer"], second["layer"]]

@@ -12,11 +12,13 @@ previous tile's steps).
 
 ``maestro`` mode takes MAESTRO's assumptions (the simulator's ``--mode maestro``): multicast,
 one packed transfer per step, no latencies, double buffering, DRAM at bandwidth only.
-``realistic`` mode keeps the hardware's multicast and buffering, charges packets one by one
-(packed on systolic links and reduction networks), caps the networks by L2's bandwidths, adds
-the network, MAC pipeline and DRAM latencies and lets outputs share the distribution network
-where there is no reduction network and charges DRAM transfers by their contiguous runs; it
-leaves out the reduction network's depth, so it is an estimate, not the simulator's number.
+``realistic`` mode keeps the hardware's multicast and buffering, charges a step's words over
+the network's width and at least its busiest root port's words over the port's width (see
+:mod:`accelsim.rates`), caps the networks by L2's bandwidths, adds the network, MAC pipeline,
+reduction-depth and DRAM latencies (hop registers holding steps in flight), holds steps at the
+controller's tile barrier, lets outputs share the distribution network where there is no
+reduction network and charges DRAM transfers by their contiguous runs. It leaves out only the
+order in which outputs and operands interleave on a shared network.
 
 ``systolic_fold`` (the simulator's option of the same name, set for SCALE-Sim's inputs) adds
 ``fill_drain_cycles`` to the compute delay of every case whose steps start a fold: they load new

@@ -28,6 +28,7 @@ from accelsim.mapping.geometry import (
     loop_strides,
     previous_active,
     step_loop_indices,
+    volume,
 )
 from accelsim.mapping.runs import VisitOrder, class_of, delta_runs, dram_runs, l2_view, output_loop_structure
 from accelsim.workload.operators import OPERAND_ROLES
@@ -168,21 +169,89 @@ class TileSchedule:
                                                     template.write_runs, partial_sums_tile=tile - back)
 
     def table(self) -> TileTable:
-        """The traffic of every tile case, each computed on its first tile."""
+        """The traffic of every tile case, each computed on its first tile: all cases at once,
+        except those whose previous tile or partial-sum source has no work (or that have none
+        themselves), which take :meth:`_demand`'s search one by one."""
         cases = enumerate_cases(self.view_classes)
-        tiles = cases.rep @ np.array(self.view_strides, dtype=np.int64) if self.tile_loops else \
-            np.zeros(len(cases), dtype=np.int64)
-        n = len(cases)
-        reads = {role: np.zeros(n, dtype=np.int64) for role in self.cm.nest.tensors}
-        read_runs, write_words, write_runs, source = (np.zeros(n, dtype=np.int64) for _ in range(4))
-        for i, tile in enumerate(tiles.tolist()):
+        n, k = len(cases), self.tile_loops
+        rep = cases.rep
+        tiles = rep @ np.array(self.view_strides, dtype=np.int64) if k else np.zeros(n, dtype=np.int64)
+        box, worked = self._union_boxes(rep)
+        # the tile before each (indices one step back in lexicographic order)
+        nonzero = rep > 0
+        has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
+        prev = rep.copy()
+        for row in np.nonzero(has_prev)[0]:
+            j = k - 1 - int(np.argmax(nonzero[row, ::-1]))
+            prev[row, j] -= 1
+            prev[row, j + 1:] = [self.view.loops[i].trips - 1 for i in range(j + 1, k)]
+        prev_box, _ = self._union_boxes(prev)
+        prev_ok = has_prev & self._valid_many(prev)
+        start = tiles % self.run_steps == 0
+        end = ((tiles + 1) % self.run_steps == 0) | (tiles == self.count - 1)
+        revisit = (rep[:, self.outer_red] > 0).any(axis=1) if self.outer_red else np.zeros(n, dtype=bool)
+        reads_back = start & revisit
+        source = np.array([self.visits.previous_end(int(t)) if r else -1 for t, r in zip(tiles, reads_back)],
+                          dtype=np.int64)
+        source_rows = np.nonzero(source >= 0)[0]
+        source_ok = np.ones(n, dtype=bool)
+        if len(source_rows):
+            src_idx = np.array([self._indices(int(source[r])) for r in source_rows], dtype=np.int64).reshape(
+                len(source_rows), k)
+            source_ok[source_rows] = self._valid_many(src_idx)
+        fallback = ~worked | (has_prev & ~prev_ok) | ~source_ok
+        nest = self.cm.nest
+        reads = {role: np.zeros(n, dtype=np.int64) for role in nest.tensors}
+        read_runs, write_words, write_runs, back = (np.zeros(n, dtype=np.int64) for _ in range(4))
+        for role in OPERAND_ROLES:
+            lo, hi = box[role]
+            plo, phi = prev_box[role]
+            inter = np.where(has_prev, volume(np.maximum(lo, plo), np.minimum(hi, phi)), 0)
+            reads[role] = volume(lo, hi) - inter
+            for i in np.nonzero(reads[role] > 0)[0]:
+                read_runs[i] += delta_runs(lo[:, i].tolist(), hi[:, i].tolist(),
+                                           (plo[:, i].tolist(), phi[:, i].tolist()) if has_prev[i] else None,
+                                           self.full[role], nest.layout(role))
+        olo, ohi = box["output"]
+        ovol = volume(olo, ohi)
+        oruns = np.array([dram_runs((ohi[:, i] - olo[:, i] + 1).tolist(), self.full["output"], nest.layout("output"))
+                          for i in range(n)], dtype=np.int64)
+        reads["output"] = np.where(reads_back, ovol, 0)
+        read_runs += np.where(reads_back, oruns, 0)
+        write_words, write_runs = np.where(end, ovol, 0), np.where(end, oruns, 0)
+        back = np.where(source >= 0, tiles - source, 0)
+        for i in np.nonzero(fallback)[0]:
+            tile = int(tiles[i])
             td = self._demand(tile)
             for role, words in td.read_words.items():
                 reads[role][i] = words
             read_runs[i] = sum(td.read_runs.values())
             write_words[i], write_runs[i] = td.write_words, td.write_runs
-            source[i] = tile - td.partial_sums_tile if td.partial_sums_tile >= 0 else 0
-        return TileTable(cases, reads, read_runs, write_words, write_runs, source)
+            back[i] = tile - td.partial_sums_tile if td.partial_sums_tile >= 0 else 0
+        return TileTable(cases, reads, read_runs, write_words, write_runs, back)
+
+    def _union_boxes(self, rows: np.ndarray) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """:meth:`_union_box` of the tiles whose tile-loop indices are the rows of ``rows``
+        (tiles, tile loops): per tensor (lo, hi) arrays (axes, tiles), and whether some
+        sub-unit works in each tile (where none does, the boxes are meaningless)."""
+        top = self.top
+        n = rows.shape[0]
+        units = [self.edge_units]
+        fixed = [rows[:, j:j + 1] for j in range(rows.shape[1])] + \
+            [np.zeros((n, 1), dtype=np.int64)] * (len(top.loops) - rows.shape[1])
+        low = boxes(top, fixed, units)
+        high = boxes(top, last_active(top, fixed, rows.shape[1], units, self.points), units)
+        out = {}
+        for role in top.nest.tensors:
+            lo = np.where(low.active[None], low.tensor(top.nest, role)[0], np.iinfo(np.int64).max).min(axis=2)
+            hi = np.where(high.active[None], high.tensor(top.nest, role)[1], -1).max(axis=2)
+            out[role] = (lo, hi)
+        return out, np.asarray(low.active.any(axis=1), dtype=bool)
+
+    def _valid_many(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`valid` of the tiles whose tile-loop indices are the rows of ``rows``."""
+        idx = [rows[:, j:j + 1] for j in range(rows.shape[1])]
+        return np.asarray(boxes(self.view, idx, [np.zeros((1, 1), dtype=np.int64)]).active[:, 0], dtype=bool)
 
     def demand(self, tile: int) -> TileDemand:
         """DRAM traffic of tile ``tile`` with its boxes (cached)."""

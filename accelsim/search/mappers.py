@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -141,87 +141,102 @@ class GammaMapper:
         return {"mapper": self.name, "seed": self.seed, "population": self.size, "seeded": len(self.seeds),
                 "generations": self.generation, "rates": asdict(self.rates)}
 
-    # ------------------------------------------------------------------------------ operators
     def _child(self) -> Genome:
-        rng, rates = self.rng, self.rates
-        parents = self.population[:max(2, round(self.size * rates.parents))]
-        child = rng.choice(parents).genome
-        if rng.random() < rates.crossover:
-            child = self._crossover(child, rng.choice(parents).genome)
-        if rng.random() < rates.mutate_parallel_dim:
-            child = self._mutate_parallel_dim(child)
-        if rng.random() < rates.mutate_tile:
-            child = self._mutate_tile(child)
-        if rng.random() < rates.reorder:
-            child = self._reorder(child)
-        if rng.random() < rates.growth:
-            child = self._grow(child)
-        if rng.random() < rates.aging:
-            child = self._age(child)
-        return self.space.repair(child)
+        parents = self.population[:max(2, round(self.size * self.rates.parents))]
+        first = self.rng.choice(parents).genome
+        return vary(self.space, self.rng, self.rates, first, lambda: self.rng.choice(parents).genome)
 
-    def _crossover(self, a: Genome, b: Genome) -> Genome:
-        """``a`` with, level by level, each dimension's tile taken from ``b`` with probability 1/2."""
-        levels = []
-        for i, genes in enumerate(a.levels):
-            other = {g.dim: g.tile for g in b.levels[i]} if i < len(b.levels) else {}
-            levels.append(tuple(Gene(g.dim, other[g.dim]) if g.dim in other and self.rng.random() < 0.5 else g
-                                for g in genes))
-        return Genome(tuple(levels), a.clusters)
 
-    def _mutate_parallel_dim(self, g: Genome) -> Genome:
-        """A new parallel dimension at one level: its gene moves to the front."""
-        i = self.rng.randrange(len(g.levels))
-        dim = self.rng.choice(self.space.spatial_dims)
-        genes = list(g.levels[i])
-        j = next(k for k, gene in enumerate(genes) if gene.dim == dim)
-        genes[0], genes[j] = genes[j], genes[0]
-        return _with_level(g, i, tuple(genes))
+# ---------------------------------------------------------------------------------- operators
+def vary(space: SearchSpace, rng: random.Random, rates: GammaRates, child: Genome,
+         mate: Callable[[], Genome]) -> Genome:
+    """GAMMA's operators on ``child`` (first put into ``space``), each with its probability:
+    crossover with ``mate()`` (called only when crossover happens), a new parallel dimension, a
+    new tile or cluster size, reorder, growth, aging; the result repaired into ``space``. Also
+    the mapping half of the co-search's children (:mod:`accelsim.search.cosearch`)."""
+    child = space.repair(child)
+    if rng.random() < rates.crossover:
+        child = _crossover(rng, child, space.repair(mate()))
+    if rng.random() < rates.mutate_parallel_dim:
+        child = _mutate_parallel_dim(space, rng, child)
+    if rng.random() < rates.mutate_tile:
+        child = _mutate_tile(space, rng, child)
+    if rng.random() < rates.reorder:
+        child = _reorder(rng, child)
+    if rng.random() < rates.growth:
+        child = _grow(space, rng, child)
+    if rng.random() < rates.aging:
+        child = _age(space, child)
+    return space.repair(child)
 
-    def _mutate_tile(self, g: Genome) -> Genome:
-        """A new tile for one gene, or a new size for one cluster."""
-        slots = [(i, j) for i, genes in enumerate(g.levels) for j in range(len(genes))]
-        slots += [(-1, c) for c in range(len(g.clusters))]
-        i, j = self.rng.choice(slots)
-        if i == -1:
-            outer = g.clusters[j - 1] if j else self.space.num_pes
-            clusters = list(g.clusters)
-            clusters[j] = self.rng.choice(self.space.cluster_options(outer))
-            return Genome(g.levels, tuple(clusters))
-        parent = self.space.parents(g)[i]
-        genes = list(g.levels[i])
-        dim = genes[j].dim
-        genes[j] = Gene(dim, self.rng.choice(self.space.tile_options(dim, parent[dim])))
-        return _with_level(g, i, tuple(genes))
 
-    def _reorder(self, g: Genome) -> Genome:
-        """Two genes of one level swap places (the parallel one keeps its place)."""
-        i = self.rng.randrange(len(g.levels))
-        genes = list(g.levels[i])
-        if len(genes) < 3:
-            return g
-        a, b = self.rng.sample(range(1, len(genes)), 2)
-        genes[a], genes[b] = genes[b], genes[a]
-        return _with_level(g, i, tuple(genes))
+def _crossover(rng: random.Random, a: Genome, b: Genome) -> Genome:
+    """``a`` with, level by level, each dimension's tile taken from ``b`` with probability 1/2."""
+    levels = []
+    for i, genes in enumerate(a.levels):
+        other = {g.dim: g.tile for g in b.levels[i]} if i < len(b.levels) else {}
+        levels.append(tuple(Gene(g.dim, other[g.dim]) if g.dim in other and rng.random() < 0.5 else g
+                            for g in genes))
+    return Genome(tuple(levels), a.clusters)
 
-    def _grow(self, g: Genome) -> Genome:
-        """A random level appended inside the innermost one (which becomes a level of clusters)."""
-        if len(g.levels) >= self.space.max_levels:
-            return g
-        outer = g.clusters[-1] if g.clusters else self.space.num_pes
-        options = self.space.cluster_options(outer)
-        if not options:
-            return g
-        parent = self.space.parents(g)[-1]
-        parent.update({gene.dim: gene.tile for gene in g.levels[-1]})
-        level = self.space.random_level(self.rng, parent)
-        return Genome((*g.levels, level), (*g.clusters, self.rng.choice(options)))
 
-    def _age(self, g: Genome) -> Genome:
-        """The innermost level removed."""
-        if len(g.levels) <= self.space.min_levels:
-            return g
-        return Genome(g.levels[:-1], g.clusters[:-1])
+def _mutate_parallel_dim(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
+    """A new parallel dimension at one level: its gene moves to the front."""
+    i = rng.randrange(len(g.levels))
+    dim = rng.choice(space.spatial_dims)
+    genes = list(g.levels[i])
+    j = next(k for k, gene in enumerate(genes) if gene.dim == dim)
+    genes[0], genes[j] = genes[j], genes[0]
+    return _with_level(g, i, tuple(genes))
+
+
+def _mutate_tile(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
+    """A new tile for one gene, or a new size for one cluster."""
+    slots = [(i, j) for i, genes in enumerate(g.levels) for j in range(len(genes))]
+    slots += [(-1, c) for c in range(len(g.clusters))]
+    i, j = rng.choice(slots)
+    if i == -1:
+        outer = g.clusters[j - 1] if j else space.num_pes
+        clusters = list(g.clusters)
+        clusters[j] = rng.choice(space.cluster_options(outer))
+        return Genome(g.levels, tuple(clusters))
+    parent = space.parents(g)[i]
+    genes = list(g.levels[i])
+    dim = genes[j].dim
+    genes[j] = Gene(dim, rng.choice(space.tile_options(dim, parent[dim])))
+    return _with_level(g, i, tuple(genes))
+
+
+def _reorder(rng: random.Random, g: Genome) -> Genome:
+    """Two genes of one level swap places (the parallel one keeps its place)."""
+    i = rng.randrange(len(g.levels))
+    genes = list(g.levels[i])
+    if len(genes) < 3:
+        return g
+    a, b = rng.sample(range(1, len(genes)), 2)
+    genes[a], genes[b] = genes[b], genes[a]
+    return _with_level(g, i, tuple(genes))
+
+
+def _grow(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
+    """A random level appended inside the innermost one (which becomes a level of clusters)."""
+    if len(g.levels) >= space.max_levels:
+        return g
+    outer = g.clusters[-1] if g.clusters else space.num_pes
+    options = space.cluster_options(outer)
+    if not options:
+        return g
+    parent = space.parents(g)[-1]
+    parent.update({gene.dim: gene.tile for gene in g.levels[-1]})
+    level = space.random_level(rng, parent)
+    return Genome((*g.levels, level), (*g.clusters, rng.choice(options)))
+
+
+def _age(space: SearchSpace, g: Genome) -> Genome:
+    """The innermost level removed."""
+    if len(g.levels) <= space.min_levels:
+        return g
+    return Genome(g.levels[:-1], g.clusters[:-1])
 
 
 def _with_level(g: Genome, i: int, genes: tuple[Gene, ...]) -> Genome:

@@ -60,6 +60,7 @@ class SearchDir:
         except ImportError:
             raise InputError("accelsim search writes candidates.parquet: pip install 'accelsim[search]'") from None
         self.path = path
+        self.settings = settings
         saved = path / SETTINGS
         if resume:
             if not saved.is_file():
@@ -160,15 +161,23 @@ class SearchDir:
                 curves[layer] = (frame.sort_values("sample")["sample"] + 1, best / final)
         if not curves:
             return None
-        fig, ax = plt.subplots(figsize=(8, 5))
-        for layer, (x, y) in curves.items():
-            ax.step(x, y, where="post", label=layer)
+        fig, ax = plt.subplots(figsize=(9, 5))
+        colors = [plt.get_cmap("tab20")(i) for i in range(20)]
+        for i, (layer, (x, y)) in enumerate(curves.items()):  # 20 colours x 4 line styles: 80 distinct curves
+            ax.step(x, y, where="post", label=layer, color=colors[i % 20], linestyle=("-", "--", ":", "-.")[i // 20 % 4])
         ax.set_xlabel("candidates scored")
-        ax.set_ylabel("best cost so far / final best")
+        objective = self.settings.get("objective", "cost")
+        ax.set_ylabel(f"best {objective} so far / final best")
         ax.set_yscale("log")
-        ax.set_title("search convergence")
-        if len(curves) <= 16:
-            ax.legend(fontsize="small")
+        ax.set_title(f"search convergence: {objective}, {self.settings.get('model', '')} model, "
+                     f"{self.settings.get('mapper', '')} mapper", fontsize=10)
+        if len(curves) <= 40:
+            ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      ncol=1 if len(curves) <= 20 else 2)
+        else:
+            ax.text(0.99, 0.99, f"{len(curves)} layers (too many to name; see summary.json)", transform=ax.transAxes,
+                    ha="right", va="top", fontsize=8)
+        fig.tight_layout()
         path = self.path / "convergence.png"
         hidden = path.with_name(".convergence.png")
         fig.savefig(hidden, dpi=100, format="png")

@@ -32,6 +32,7 @@ from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
+from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, write_cosearch
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
 from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
 from accelsim.search.executors import Executor
@@ -82,6 +83,10 @@ class SearchSettings:
     style_seeds: bool = True  # score the named styles' mappings first (and seed GAMMA with them)
     timeloop: tuple[str, ...] = ()  # Timeloop's files: the problem is the layer, the architecture the hardware
     unique_reuse: bool = False  # exhaustive: one loop order per distinct operand reuse (dMazeRunner)
+    co_search: bool = False  # hardware genes too (DiGamma): accelsim.search.cosearch; budget counts designs
+    hw_ranges: tuple[str, ...] = ()  # co-search: FIELD=LOW:HIGH
+    area_budget_mm2: float | None = None  # co-search: designs over it are illegal (area_budget)
+    size_buffers: bool = False  # co-search: L1 and L2 sized to the mappings' need
 
     def __post_init__(self) -> None:
         if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
@@ -89,8 +94,9 @@ class SearchSettings:
         if self.hw is None and not self.timeloop:
             raise InputError("missing option --hw (or give Timeloop's files with --timeloop)")
         checks = [(self.mapper in MAPPERS, f"--mapper {self.mapper}: expected one of {', '.join(MAPPERS)}"),
-                  (self.objective in OBJECTIVES, (f"--objective {self.objective}: expected one of "
-                   f"{', '.join(OBJECTIVES)}")),
+                  (self.objective in OBJECTIVES or (self.co_search and self.objective in COSEARCH_OBJECTIVES),
+                   f"--objective {self.objective}: expected one of {', '.join(OBJECTIVES)} (latency-area: with "
+                   "--co-search)"),
                   (self.model in search_models(), (f"--model {self.model}: expected one of "
                    f"{', '.join(search_models())}")),
                   (self.budget >= 1, f"--budget must be at least 1, got {self.budget}"),
@@ -101,7 +107,11 @@ class SearchSettings:
                   (self.work_budget is None or self.work_budget > 0,
                    f"--work-budget must be positive, got {self.work_budget}"),
                   (not self.unique_reuse or self.mapper == "exhaustive",
-                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}")]
+                   f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}"),
+                  (self.co_search or not (self.hw_ranges or self.area_budget_mm2 is not None or self.size_buffers),
+                   "--hw-range, --area-budget-mm2 and --size-buffers belong to --co-search"),
+                  (not self.co_search or (self.mapper == "gamma" and self.model != TWO_STAGE and not self.timeloop),
+                   "--co-search runs DiGamma's GA (--mapper gamma) with one scoring model, on --network or --mapping")]
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
@@ -110,6 +120,7 @@ class SearchSettings:
         out = asdict(self)
         out["overrides"] = list(self.overrides)
         out["timeloop"] = list(self.timeloop)
+        out["hw_ranges"] = list(self.hw_ranges)
         return out
 
 
@@ -140,7 +151,7 @@ def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict
             for style, (_, row) in zip(named, frame.iterrows())}
 
 
-def _genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
+def seed_genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
     """The dataflows that are genomes (one SpatialMap per level, windows advancing by their size)."""
     genomes = []
     for dataflow in dataflows:
@@ -180,6 +191,7 @@ class _Saver:
         self.out, self.known, self.progress, self.counts = out, known, progress, counts
         self.sample = 0
         self.best: float | None = None
+        self.best_row: dict[str, Any] | None = None  # the legal row of least cost so far
 
     def __call__(self, rows: pd.DataFrame) -> None:
         rows = rows.assign(sample=range(self.sample, self.sample + len(rows)))
@@ -189,8 +201,9 @@ class _Saver:
             self.out.append(fresh)
             self.known.update(fresh["key"])
         legal = rows.loc[rows["status"] == "ok", "cost"]
-        if len(legal):
-            self.best = min(self.best, float(legal.min())) if self.best is not None else float(legal.min())
+        if len(legal) and (self.best is None or float(legal.min()) < self.best):
+            self.best = float(legal.min())
+            self.best_row = best_row(rows)
         if self.progress is not None and self.counts:
             self.progress(len(rows), self.best, str(rows["layer"].iloc[0]) if len(rows) else "")
 
@@ -207,8 +220,24 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
     else:
         hw = load_hardware(settings.hw or "", list(settings.overrides))
         network, layers = _layers(settings, hw.num_pes)
+    if settings.co_search:
+        return _co_search(settings, hw, network, layers, out, executor, resume, progress)
     with SearchDir(out, settings.to_dict(), resume) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
+
+
+def _co_search(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer], out: Path,
+               executor: Executor, resume: bool, progress: Progress | None) -> dict[str, Any]:
+    """``--co-search``: one DiGamma search over hardware and every layer's mapping (not resumable)."""
+    if resume:
+        raise InputError("--resume: a co-search is not resumable; run it again (it is deterministic under --seed)")
+    config = CoSearchConfig.make(settings.hw_ranges, area_budget_mm2=settings.area_budget_mm2,
+                                 size_buffers=settings.size_buffers, objective=settings.objective,
+                                 model=settings.model, mode=settings.mode, budget=settings.budget,
+                                 population=settings.population, seed=settings.seed, max_levels=settings.max_levels,
+                                 work_budget=settings.work_budget, style_seeds=settings.style_seeds)
+    result = cosearch(hw, layers, config, executor, progress)
+    return write_cosearch(out, settings.to_dict(), network, layers, result)
 
 
 def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer],
@@ -223,47 +252,71 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         start = time.perf_counter()
         if progress is not None:
             progress(0, None, layer.name)
-        mine = stored[stored["layer"] == layer.name]
-        space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
-        with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
-                       work_budget=settings.work_budget) as ev:
-            saved = mine[mine["model"] == screen]
-            ev.preload(saved)
-            saver = _Saver(directory, set(saved["key"]), progress, True)
-            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
-            seeds = list(named.values())
-            mapper = make_mapper(settings, space, hw, _genomes(layer, seeds, hw.num_pes))
-            found = search(ev, mapper, settings.budget, saver, seeds)
-            styles = _style_costs(ev, named)
-        screen_seconds = time.perf_counter() - start
-        reranking = None
-        if settings.model == TWO_STAGE:
-            with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
-                saved = mine[mine["model"] == SIMULATOR]
-                sim.preload(saved)
-                reranking = rerank(found.frame, sim, settings.top_k,
-                                   _Saver(directory, set(saved["key"]), progress, False))
-        best = best_row(reranking.frame) if reranking is not None else None
-        if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
-            best = found.best
-        frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-        summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
-                                                   time.perf_counter() - start), "styles": styles,
-                                  "screen_best_cost": found.best["cost"] if found.best is not None else None})
-        if best is not None:
-            best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
-            directory.write_best(network, best_jobs)
-        directory.write_summary(summary)
+        saver: _Saver | None = None
+        try:
+            mine = stored[stored["layer"] == layer.name]
+            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+            with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
+                           work_budget=settings.work_budget) as ev:
+                saved = mine[mine["model"] == screen]
+                ev.preload(saved)
+                saver = _Saver(directory, set(saved["key"]), progress, True)
+                named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+                seeds = list(named.values())
+                mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
+                found = search(ev, mapper, settings.budget, saver, seeds)
+                styles = _style_costs(ev, named)
+            screen_seconds = time.perf_counter() - start
+            reranking = None
+            if settings.model == TWO_STAGE:
+                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
+                    saved = mine[mine["model"] == SIMULATOR]
+                    sim.preload(saved)
+                    reranking = rerank(found.frame, sim, settings.top_k,
+                                       _Saver(directory, set(saved["key"]), progress, False))
+            best = best_row(reranking.frame) if reranking is not None else None
+            if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+                best = found.best
+            frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
+            summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
+                                                       time.perf_counter() - start), "styles": styles,
+                                      "screen_best_cost": found.best["cost"] if found.best is not None else None})
+            if best is not None:
+                best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
+                directory.write_best(network, best_jobs)
+            directory.write_summary(summary)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep the layer's best so far, then stop
+            finished = bool(summary["layers"]) and summary["layers"][-1]["layer"] == layer.name
+            if saver is not None and not finished and not isinstance(exc, Exception):
+                _keep_interrupted(directory, network, summary, best_jobs, layer, saver)
+            raise
     directory.write_convergence(frames)
     return summary
+
+
+def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any], best_jobs: list[Job], layer: Layer,
+                      saver: _Saver) -> None:
+    """A layer's search was stopped: add it to ``summary.json`` as ``interrupted`` with what it
+    scored and its best so far, and that mapping to ``best.m``, so the directory is usable as it
+    is (``--resume`` still finishes the search)."""
+    best = saver.best_row
+    summary["layers"].append({"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
+                              "stopped": "interrupted",
+                              "best": {k: best[k] for k in _BEST_FIELDS} if best is not None else None})
+    if best is not None:
+        directory.write_best(network, [*best_jobs, Job(layer, parse_dataflow(best["dataflow"], layer), "search")])
+    directory.write_summary(summary)
+
+
+_BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
+                "candidate", "dataflow")
 
 
 def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
                    screen_seconds: float, seconds: float) -> dict[str, Any]:
     frame = found.frame
     status = frame["status"]
-    keep = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
-            "candidate", "dataflow")
+    keep = _BEST_FIELDS
     return {
         "layer": layer.name,
         "op": layer.op.value,

@@ -2,12 +2,15 @@
 job (its stalls by cause and bytes in the span's arguments), and a channel track with two
 counters: the no-stall bandwidth the live jobs ask for (the job table's, summed over the jobs
 running at each moment) and the channel's bandwidth, both in bytes per cycle. Times are cycles
-shown as microseconds (1 cycle = 1 us in the viewer)."""
+shown as microseconds (1 cycle = 1 us in the viewer). The same demand as a PNG plot against the
+channel: :func:`demand_plot`."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+
+from accelsim.errors import InputError
 
 if TYPE_CHECKING:  # the report it draws
     from accelsim.system.command import MulticoreReport
@@ -16,17 +19,12 @@ if TYPE_CHECKING:  # the report it draws
 def demand_steps(report: MulticoreReport) -> list[tuple[int, float]]:
     """(cycle, summed no-stall bandwidth of the jobs running from then on) at every change."""
     subs = {sub.name: sub.index for sub in report.system.subs}
-    changes: dict[int, float] = {}
+    spans = []
     for row in report.outcomes[0].run.rows:
         cost = report.table.cost[row.job][subs[row.sub_accelerator]]
-        ask = cost.bandwidth_bytes_per_cycle if cost is not None else 0.0
-        changes[row.start_cycle] = changes.get(row.start_cycle, 0.0) + ask
-        changes[row.end_cycle] = changes.get(row.end_cycle, 0.0) - ask
-    level, out = 0.0, []
-    for cycle in sorted(changes):
-        level += changes[cycle]
-        out.append((cycle, max(0.0, level)))
-    return out
+        spans.append((row.start_cycle, row.end_cycle, cost.bandwidth_bytes_per_cycle if cost is not None else 0.0))
+    cycles = sorted({c for start, end, _ in spans for c in (start, end)})
+    return [(c, sum(ask for start, end, ask in spans if start <= c < end)) for c in cycles]
 
 
 def perfetto_json(report: MulticoreReport) -> str:
@@ -46,3 +44,27 @@ def perfetto_json(report: MulticoreReport) -> str:
         events.append({"ph": "C", "pid": 1, "tid": channel_tid, "name": "bytes_per_cycle", "ts": cycle,
                        "args": {"demand": ask, "channel": bandwidth}})
     return json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
+
+
+def demand_plot(report: MulticoreReport, path: str) -> None:
+    """A PNG of the running jobs' summed no-stall bandwidth against the channel's over time
+    (needs matplotlib: ``pip install 'accelsim[plot]'``)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'accelsim[plot]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = demand_steps(report)
+    cycles = [c for c, _ in steps]
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.step(cycles, [a for _, a in steps], where="post", label="summed no-stall bandwidth of the running jobs")
+    ax.axhline(report.system.bytes_per_cycle, color="black", linestyle="--", label="channel")
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("bytes per cycle")
+    ax.set_title(f"{report.workload} on {report.system.name}, {report.outcomes[0].name}")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

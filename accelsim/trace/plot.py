@@ -4,7 +4,11 @@ buffer occupancy and the stall breakdown, all over time.
 The event and counter tables are read in chunks and binned into ``bins`` equal time bins:
 each span spreads its amount (MACs, words, cycles stalled, buffers in use) uniformly over its
 cycles, so every bin holds the exact amount that fell into it, and memory stays flat in the
-trace length. matplotlib is imported only here (``pip install 'accelsim[plot]'``).
+trace length. Each bin is also cut into up to :data:`SUB_BINS` sub-bins (whole cycles at
+least), binned the same way, and the least and the most of their averages are drawn as a band
+around the bin's average: a pattern faster than a bin shows as a band of its real range instead
+of folding into a slow wave (aliasing). matplotlib is imported only here
+(``pip install 'accelsim[plot]'``).
 """
 
 from __future__ import annotations
@@ -39,14 +43,20 @@ def layer_dirs(trace_dir: Path) -> list[Path]:
     return dirs
 
 
+SUB_BINS = 64  # sub-bins per bin for the min/max band
+
+
 class _Binned:
-    """Amounts spread uniformly over spans [start, end), accumulated per time bin.
+    """Amounts spread uniformly over spans [start, end), accumulated per time bin (each cut into
+    ``sub`` sub-bins).
 
     The cumulative amount up to x is sum(rate * clip(x - start, 0, end - start)); it is kept at
-    the bin edges, added chunk by chunk."""
+    the sub-bin edges, added chunk by chunk."""
 
-    def __init__(self, first: int, last: int, bins: int):
-        self.edges = np.linspace(first, last, bins + 1)
+    def __init__(self, first: int, last: int, bins: int, sub: int = 1):
+        self.bins, self.sub = bins, sub
+        self.fine_edges = np.linspace(first, last, bins * sub + 1)
+        self.edges = self.fine_edges[::sub]
         self.cumulative: dict[str, np.ndarray] = {}
 
     def add(self, series: str, start: np.ndarray, end: np.ndarray, amount: np.ndarray) -> None:
@@ -55,18 +65,27 @@ class _Binned:
         if not len(start):
             return
         rate = amount / (end - start)
-        acc = self.cumulative.setdefault(series, np.zeros(len(self.edges)))
+        acc = self.cumulative.setdefault(series, np.zeros(len(self.fine_edges)))
         for points, sign in ((start, 1.0), (end, -1.0)):
             order = np.argsort(points, kind="stable")
             p, w = points[order].astype(float), sign * rate[order]
             s0 = np.r_[0.0, np.cumsum(w)]
             s1 = np.r_[0.0, np.cumsum(w * p)]
-            k = np.searchsorted(p, self.edges, side="left")  # breakpoints strictly below each edge
-            acc += self.edges * s0[k] - s1[k]
+            k = np.searchsorted(p, self.fine_edges, side="left")  # breakpoints strictly below each edge
+            acc += self.fine_edges * s0[k] - s1[k]
 
     def per_bin(self, series: str) -> np.ndarray:
+        """The amount in each bin."""
         acc = self.cumulative.get(series)
-        return np.diff(acc) if acc is not None else np.zeros(len(self.edges) - 1)
+        return np.diff(acc[::self.sub]) if acc is not None else np.zeros(self.bins)
+
+    def band(self, series: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per bin, the least and the most amount per cycle over its sub-bins."""
+        acc = self.cumulative.get(series)
+        if acc is None:
+            return np.zeros(self.bins), np.zeros(self.bins)
+        rates = (np.diff(acc) / np.diff(self.fine_edges)).reshape(self.bins, self.sub)
+        return rates.min(axis=1), rates.max(axis=1)
 
     @property
     def width(self) -> np.ndarray:
@@ -86,7 +105,9 @@ def bin_trace(layer_dir: Path, bins: int, window: tuple[int, int] | None = None)
     if not 0 <= first < last <= cycles:
         raise InputError(f"--window {first}:{last}: expected 0 <= first < last <= {cycles} (the layer's cycles)")
     try:
-        return meta, _bin_tables(layer_dir, meta, _Binned(first, last, min(bins, last - first)), cycles)
+        bins = min(bins, last - first)
+        sub = max(1, min(SUB_BINS, (last - first) // bins))
+        return meta, _bin_tables(layer_dir, meta, _Binned(first, last, bins, sub), cycles)
     except (ValueError, KeyError, TypeError, OSError) as exc:  # pyarrow's errors are ValueErrors
         raise InputError(f"cannot read the trace's events or counters ({type(exc).__name__}: {str(exc)[:200]}); "
                          "trace the layer again", source=str(layer_dir)) from None
@@ -184,7 +205,11 @@ def _draw_utilization(ax, meta: dict, b: _Binned) -> None:
     peak = meta["num_pes"] * meta["macs_per_pe_per_cycle"]
     util = 100 * b.per_bin("macs") / (peak * b.width)
     overall = 100 * meta["result"]["macs"] / (peak * max(1, meta["cycles"]))
-    ax.fill_between(b.centers, util, step="mid", color=COLORS["compute"], alpha=0.6)
+    low, high = b.band("macs")
+    ax.fill_between(b.centers, 100 * low / peak, 100 * high / peak, step="mid", color=COLORS["compute"], alpha=0.25,
+                    lw=0, label="least to most within the bin")
+    ax.plot(b.centers, util, drawstyle="steps-mid", color=COLORS["compute"], lw=1, label="bin average")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_ylabel("PE utilization (%)")
     ax.set_ylim(0, 100)
     ax.set_title(f"PE utilization (overall {overall:.1f}%)", fontsize=10)
@@ -194,23 +219,27 @@ def _draw_bandwidth(ax, meta: dict, b: _Binned) -> None:
     peaks = meta["bandwidth_words_per_cycle"]
     for net in NETWORKS:
         used = b.per_bin(net) / b.width
+        low, high = b.band(net)
+        ax.fill_between(b.centers, low, high, step="mid", color=COLORS[net], alpha=0.2, lw=0)
         ax.plot(b.centers, used, drawstyle="steps-mid", color=COLORS[net], lw=1,
                 label=f"{net} (peak {peaks[net]:g})")
     ax.set_ylabel("words / cycle")
     ax.set_ylim(bottom=0)
-    ax.set_title("Bandwidth in use", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title("Bandwidth in use (bin average; band: least to most within it)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, never over the data
 
 
 def _draw_buffers(ax, meta: dict, b: _Binned) -> None:
     for name, color in zip(BUFFERS, ("tab:brown", "tab:blue", "tab:purple")):
         capacity = meta["buffers"][name]
+        low, high = b.band(name)
+        ax.fill_between(b.centers, low, high, step="mid", color=color, alpha=0.2, lw=0)
         ax.plot(b.centers, b.per_bin(name) / b.width, drawstyle="steps-mid", color=color, lw=1,
                 label=f"{name} (of {capacity})")
     ax.set_ylabel("buffers in use")
     ax.set_ylim(bottom=0, top=max(meta["buffers"].values()) + 0.2)
-    ax.set_title("Buffer occupancy (time average per bin)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title("Buffer occupancy (time average per bin; band: least to most within it)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, never over the data
 
 
 def _draw_stalls_over_time(ax, b: _Binned) -> None:
@@ -222,7 +251,7 @@ def _draw_stalls_over_time(ax, b: _Binned) -> None:
     ax.set_ylabel("% of cycles")
     ax.set_ylim(0, 100)
     ax.set_title("PE array: computing or stalled, by cause", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right", ncol=3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def _draw_stall_totals(ax, meta: dict) -> None:

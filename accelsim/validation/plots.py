@@ -68,7 +68,7 @@ def cycles_scatter(df, path: Path) -> None:
     hi = float(wide[["realistic", "sim_maestro", "analytical"]].max(numeric_only=True).max() or 10)
     for ax in axes:
         ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="y = x")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left")  # points lie along y = x: the upper left is empty
     axes[0].set_ylabel("predicted cycles")
     fig.tight_layout()
     _save(fig, path)
@@ -108,7 +108,8 @@ def error_by_type_and_style(df, path: Path) -> None:
                     data.append(values.to_numpy())
                     positions.append(i * 3 + j)
             if data:
-                box = ax.boxplot(data, positions=positions, widths=0.8, patch_artist=True, showfliers=True)
+                box = ax.boxplot(data, positions=positions, widths=0.8, patch_artist=True, showfliers=True,
+                                 medianprops={"color": "black", "linewidth": 2})  # visible on the filled box
                 color = ("tab:blue", "tab:orange")[j]
                 for patch in box["boxes"]:
                     patch.set_facecolor(color)
@@ -119,7 +120,8 @@ def error_by_type_and_style(df, path: Path) -> None:
         ax.set_title(f"error by {'layer type' if key == 'op' else 'dataflow style'}")
         ax.grid(True, axis="y", alpha=0.3)
         if handles:
-            ax.legend([h for h, _ in handles], [n for _, n in handles], fontsize=8)
+            ax.legend([h for h, _ in handles], [n for _, n in handles], fontsize=8, loc="upper left",
+                      bbox_to_anchor=(1.01, 1.0))  # beside the boxes, never over them
     axes[0].set_ylabel("(predicted - simulated realistic) / simulated realistic  [%]")
     fig.tight_layout()
     _save(fig, path)

@@ -1,0 +1,430 @@
+"""Hardware-mapping co-search (DiGamma, Kao's thesis Ch. 6): PE count and buffer sizes are genes
+searched together with each layer's GAMMA genome, under an area budget.
+
+A *design* is a hardware half (:class:`HwGenes`: PE count, L1 and L2 bytes, optionally the
+distribution NoC's bandwidth, each from the powers of two within a user's range and the range's
+ends) and one genome per layer. The rest of the hardware (NoCs' kinds, DRAM, clock, energy) is
+the base spec's (``--hw``). The PE array is shaped as the most square factorization of the count.
+With ``size_buffers`` the L1 and L2 genes are not searched: each is sized to the most any layer's
+genome needs (DiGamma's buffer allocation, Sec. 6.2.3: "the exact amount of buffer needed").
+
+A design is scored on every layer by the search's :class:`~accelsim.search.evaluate.Evaluator`
+(one per hardware and layer) and costed over the network: ``latency`` (sum of cycles),
+``energy`` (sum of pJ), ``edp`` (their product) or ``latency-area`` (summed cycles x mm^2). Its
+area comes from :mod:`accelsim.search.area`; a design over ``area_budget_mm2`` is not scored:
+status ``illegal``, reason ``area_budget``, cost +inf (fitness -inf, DiGamma's constraint
+checker). A layer whose genome is illegal on the design makes the design illegal with that
+layer's reason.
+
+The genetic algorithm is GAMMA's (:func:`accelsim.search.mappers.vary` on every layer's
+genome, its parents the best quarter) with DiGamma's hardware operators: crossover takes each
+hardware gene from either parent, Mutate-HW draws one hardware gene anew (probability 0.5
+each); a genome whose parent had another PE count is first repaired into the new count's space.
+The first generation's first half starts from the named styles' mappings on its hardware (the
+genomes among them), as the mapping search does. The budget counts distinct designs proposed
+(over-budget ones included: DiGamma's sampling budget).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import inf, isqrt
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from accelsim import __version__
+from accelsim.errors import InputError, MappingError
+from accelsim.hw.loader import dump_hardware
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
+from accelsim.mapping.jobs import Job, to_maestro
+from accelsim.mapping.maestro_format import write_maestro
+from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.search.area import design_area
+from accelsim.search.evaluate import Evaluator
+from accelsim.search.executors import Executor
+from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.search.mappers import GammaRates, vary
+from accelsim.search.run import STALL_BATCHES
+from accelsim.search.space import SearchSpace
+from accelsim.workload.ops import Layer
+
+PES, L1, L2, NOC = ("pe_array.count", "l1.size_bytes", "l2.size_bytes",
+                    "distribution_noc.bandwidth_words_per_cycle")
+HW_FIELDS = (PES, L1, L2, NOC)
+# searched when the user gives no range for them (the NoC bandwidth is the base spec's unless ranged)
+DEFAULT_RANGES: dict[str, tuple[int, int]] = {PES: (16, 1024), L1: (32, 4096), L2: (4096, 1024 * 1024)}
+COSEARCH_OBJECTIVES = ("latency", "energy", "edp", "latency-area")
+AREA_BUDGET = "area_budget"
+
+
+def parse_hw_range(text: str) -> tuple[str, tuple[int, int]]:
+    """``FIELD=LOW:HIGH`` (``--hw-range``) as (field, (low, high)); InputError naming what is wrong."""
+    name, _, span = text.partition("=")
+    low, _, high = span.partition(":")
+    if name not in HW_FIELDS:
+        raise InputError(f"--hw-range {text}: expected FIELD=LOW:HIGH with FIELD one of {', '.join(HW_FIELDS)}")
+    try:
+        lo, hi = int(low), int(high)
+    except ValueError:
+        raise InputError(f"--hw-range {text}: expected LOW:HIGH, two whole numbers such as 64:1024") from None
+    if not 1 <= lo <= hi:
+        raise InputError(f"--hw-range {text}: expected 1 <= LOW <= HIGH")
+    return name, (lo, hi)
+
+
+def gene_values(low: int, high: int) -> tuple[int, ...]:
+    """The values a hardware gene takes in ``low..high``: the powers of two between and both ends."""
+    values = {low, high}
+    p = 1
+    while p <= high:
+        if p >= low:
+            values.add(p)
+        p *= 2
+    return tuple(sorted(values))
+
+
+def array_shape(count: int) -> tuple[int, int]:
+    """(rows, cols) of ``count`` PEs: the most square factorization, rows <= cols."""
+    rows = max(d for d in range(1, isqrt(count) + 1) if count % d == 0)
+    return rows, count // rows
+
+
+@dataclass(frozen=True)
+class HwGenes:
+    """The hardware half of a design: a value per searched field (see :data:`HW_FIELDS`)."""
+
+    values: tuple[tuple[str, int], ...]
+
+    def get(self, name: str) -> int | None:
+        return dict(self.values).get(name)
+
+    def text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.values)
+
+    def spec(self, base: HardwareSpec, l1_bytes: int | None = None, l2_bytes: int | None = None) -> HardwareSpec:
+        """``base`` with these genes (and buffer sizes given here, where sized to the mapping)."""
+        data = base.model_dump()
+        data["name"] = f"{base.name}-cosearch"
+        data["source"] = f"accelsim search --co-search on {base.name}: {self.text()}"
+        pes = self.get(PES)
+        if pes is not None:
+            rows, cols = array_shape(pes)
+            data["pe_array"].update(count=pes, rows=rows, cols=cols)
+        l1 = l1_bytes if l1_bytes is not None else self.get(L1)
+        l2 = l2_bytes if l2_bytes is not None else self.get(L2)
+        if l1 is not None:
+            data["l1"]["size_bytes"] = l1
+        if l2 is not None:
+            data["l2"]["size_bytes"] = l2
+        noc = self.get(NOC)
+        if noc is not None:
+            data["distribution_noc"]["bandwidth_words_per_cycle"] = noc
+        return HardwareSpec.model_validate(data)
+
+
+@dataclass(frozen=True)
+class Design:
+    """Hardware genes and one genome per layer (in the layers' order)."""
+
+    hw: HwGenes
+    genomes: tuple[Genome, ...]
+
+    def key(self) -> str:
+        return self.hw.text() + " | " + " | ".join(g.text() for g in self.genomes)
+
+
+@dataclass(frozen=True)
+class CoSearchConfig:
+    """What a co-search searches and how: per hardware field its (low, high) range, the area
+    budget (mm^2; None: none), buffers sized to the mappings, objective, scoring model and
+    mode, designs to score, population, seed, most cluster levels, the model's work budget per
+    candidate (None: its default), and whether the first generation starts from the styles."""
+
+    ranges: tuple[tuple[str, tuple[int, int]], ...]
+    area_budget_mm2: float | None = None
+    size_buffers: bool = False
+    objective: str = "latency"
+    model: str = "analytical"
+    mode: str = "realistic"
+    budget: int = 500
+    population: int = 20
+    seed: int = 0
+    max_levels: int = 3
+    work_budget: float | None = None
+    style_seeds: bool = True
+    rates: GammaRates = GammaRates()
+
+    def __post_init__(self) -> None:
+        if self.objective not in COSEARCH_OBJECTIVES:
+            raise InputError(f"--objective {self.objective}: expected one of {', '.join(COSEARCH_OBJECTIVES)}")
+        if self.area_budget_mm2 is not None and not self.area_budget_mm2 > 0:
+            raise InputError(f"--area-budget-mm2 must be positive, got {self.area_budget_mm2}")
+        if self.budget < 1 or self.population < 2:
+            raise InputError("the co-search needs --budget >= 1 and --population >= 2")
+
+    @classmethod
+    def make(cls, ranges: Sequence[str], **kwargs: Any) -> CoSearchConfig:
+        """From ``--hw-range`` texts: the defaults of :data:`DEFAULT_RANGES` where a field is not
+        given; L1 and L2 are not genes when buffers are sized."""
+        given = dict(parse_hw_range(text) for text in ranges)
+        merged = {**DEFAULT_RANGES, **given}
+        if kwargs.get("size_buffers"):
+            merged = {k: v for k, v in merged.items() if k not in (L1, L2)}
+        return cls(tuple((k, merged[k]) for k in HW_FIELDS if k in merged), **kwargs)
+
+    @property
+    def searched(self) -> dict[str, tuple[int, ...]]:
+        return {name: gene_values(*span) for name, span in self.ranges}
+
+
+@dataclass
+class CoSearchResult:
+    """Every design scored (``frame``, one row each, in order), the best one (row, hardware
+    spec, each layer's directives), why it stopped and the generations run."""
+
+    frame: pd.DataFrame
+    best: dict[str, Any] | None
+    best_hw: HardwareSpec | None
+    best_dataflows: list[tuple[Any, ...]] = field(default_factory=list)
+    stopped: str = "budget"
+    generations: int = 0
+
+
+RowsCallback = Callable[[int, float | None, str], None]  # (designs scored, best cost so far, label)
+
+
+class CoSearch:
+    """DiGamma's co-search of ``layers`` on hardware derived from ``base`` (module docstring)."""
+
+    def __init__(self, base: HardwareSpec, layers: Sequence[Layer], config: CoSearchConfig,
+                 executor: Executor | None = None):
+        self.base, self.layers, self.config, self.executor = base, list(layers), config, executor
+        self.rng = random.Random(config.seed)
+        self.values = config.searched
+        self._evaluators: dict[tuple[str, str], Evaluator] = {}
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._best: tuple[float, Design, HardwareSpec] | None = None
+
+    def close(self) -> None:
+        for ev in self._evaluators.values():
+            ev.close()
+
+    # -------------------------------------------------------------------------------- search
+    def run(self, on_rows: RowsCallback | None = None) -> CoSearchResult:
+        cfg = self.config
+        population: list[tuple[float, str, Design]] = []
+        rows: list[dict[str, Any]] = []
+        generation, idle, stopped = 0, 0, "budget"
+        while len(rows) < cfg.budget:
+            batch = self._first() if generation == 0 else [self._child(population) for _ in range(cfg.population)]
+            scored = []
+            fresh = 0
+            for design in batch:
+                key = design.key()
+                if key not in self._rows:
+                    if len(rows) >= cfg.budget:
+                        break
+                    row = self._score(design, len(rows))
+                    self._rows[key] = row
+                    rows.append(row)
+                    fresh += 1
+                scored.append((self._rows[key]["fitness"], key, design))
+            pool = sorted(population + scored, key=lambda m: -m[0])
+            population = _survivors(pool, cfg.population)
+            generation += 1
+            if on_rows is not None:
+                on_rows(fresh, self._best[0] if self._best else None, "co-search")
+            idle = 0 if fresh else idle + 1
+            if idle >= STALL_BATCHES:
+                stopped = "stalled"
+                break
+        frame = pd.DataFrame(rows)
+        if self._best is None:
+            return CoSearchResult(frame, None, None, [], stopped, generation)
+        cost, design, spec = self._best
+        best = next(r for r in rows if r["key"] == design.key())
+        return CoSearchResult(frame, best, spec, [g.directives() for g in design.genomes], stopped, generation)
+
+    def _space(self, layer: Layer, pes: int) -> SearchSpace:
+        return SearchSpace.default(layer, pes, max_levels=self.config.max_levels)
+
+    def _random_hw(self) -> HwGenes:
+        return HwGenes(tuple((name, self.rng.choice(values)) for name, values in self.values.items()))
+
+    def _pes(self, hw: HwGenes) -> int:
+        return hw.get(PES) or self.base.num_pes
+
+    def _first(self) -> list[Design]:
+        """The first generation: random hardware; the first half's genomes from the named
+        styles (a different style per design, where it maps the layer as a genome), the rest random."""
+        out = []
+        for i in range(self.config.population):
+            hw = self._random_hw()
+            pes = self._pes(hw)
+            seeded = self.config.style_seeds and i < self.config.population // 2
+            style = list(STYLES)[i % len(STYLES)]
+            spec = hw.spec(self.base, *self._style_buffers()) if seeded else None
+            genomes = []
+            for layer in self.layers:
+                space = self._space(layer, pes)
+                genome = self._style_genome(style, layer, spec) if spec is not None else None
+                genomes.append(genome if genome is not None else space.random_genome(self.rng, space.min_levels))
+            out.append(Design(hw, tuple(genomes)))
+        return out
+
+    def _style_buffers(self) -> tuple[int | None, int | None]:
+        """Buffer sizes the styles' tiles are chosen for when buffers are sized: the most the
+        default ranges allow (the genes' own values otherwise)."""
+        if not self.config.size_buffers:
+            return None, None
+        return DEFAULT_RANGES[L1][1], DEFAULT_RANGES[L2][1]
+
+    def _style_genome(self, style: str, layer: Layer, spec: HardwareSpec) -> Genome | None:
+        try:
+            genome = genome_from_directives(layer, style_mapping(style, layer, spec), spec.num_pes)
+        except (InputError, MappingError):
+            return None
+        space = self._space(layer, spec.num_pes)
+        return genome if space.repair(genome) == genome else None
+
+    def _child(self, population: list[tuple[float, str, Design]]) -> Design:
+        rng, rates = self.rng, self.config.rates
+        parents = population[:max(2, round(self.config.population * rates.parents))]
+        a = rng.choice(parents)[2]
+        b = rng.choice(parents)[2]
+        hw = dict(a.hw.values)
+        if rng.random() < rates.crossover:  # each hardware gene from either parent
+            other = dict(b.hw.values)
+            hw = {k: other[k] if rng.random() < 0.5 else v for k, v in hw.items()}
+        if self.values and rng.random() < rates.mutate_tile:  # Mutate-HW
+            name = rng.choice(sorted(self.values))
+            hw[name] = rng.choice(self.values[name])
+        genes = HwGenes(tuple(hw.items()))
+        pes = self._pes(genes)
+        genomes = tuple(vary(self._space(layer, pes), rng, rates, ga, _constant(gb))
+                        for layer, ga, gb in zip(self.layers, a.genomes, b.genomes))
+        return Design(genes, genomes)
+
+    # ------------------------------------------------------------------------------- scoring
+    def _score(self, design: Design, sample: int) -> dict[str, Any]:
+        cfg = self.config
+        start = time.perf_counter()
+        row: dict[str, Any] = {"sample": sample, "key": design.key(), "hw": design.hw.text(),
+                               "genomes": " | ".join(g.text() for g in design.genomes),
+                               "status": "ok", "reason": None, "message": None}
+        try:
+            spec = design.hw.spec(self.base, *self._sized(design))
+        except MappingError as exc:
+            return self._refuse(row, "illegal", exc.reason or "invalid", exc.detail, start)
+        area = design_area(spec)
+        row.update({"pes": spec.num_pes, "rows": spec.pe_array.rows, "cols": spec.pe_array.cols,
+                    "l1_size_bytes": spec.l1.size_bytes, "l2_size_bytes": spec.l2.size_bytes,
+                    "noc_bandwidth_words_per_cycle": spec.distribution_noc.bandwidth_words_per_cycle,
+                    "area_mm2": area.total_mm2})
+        if cfg.area_budget_mm2 is not None and area.total_mm2 > cfg.area_budget_mm2:
+            return self._refuse(row, "illegal", AREA_BUDGET, f"area {area.total_mm2:.4f} mm^2 over the budget of "
+                                f"{cfg.area_budget_mm2} mm^2", start)
+        cycles = energy = 0.0
+        for layer, genome in zip(self.layers, design.genomes):
+            result = self._evaluator(spec, layer).evaluate([genome]).iloc[0]
+            if result["status"] != "ok":
+                return self._refuse(row, str(result["status"]), str(result["reason"]),
+                                    f"layer {layer.name}: {result['message']}", start)
+            cycles += float(result["cycles"])
+            energy += float(result["energy_pj"])
+        cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
+                "latency-area": cycles * area.total_mm2}[cfg.objective]
+        row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
+                   latency_area_cycles_mm2=cycles * area.total_mm2, cost=cost, fitness=-cost,
+                   wall_seconds=time.perf_counter() - start)
+        if self._best is None or cost < self._best[0]:
+            self._best = (cost, design, spec)
+        return row
+
+    @staticmethod
+    def _refuse(row: dict[str, Any], status: str, reason: str, message: str, start: float) -> dict[str, Any]:
+        row.update(status=status, reason=reason, message=message, cost=inf, fitness=-inf,
+                   wall_seconds=time.perf_counter() - start)
+        return row
+
+    def _sized(self, design: Design) -> tuple[int | None, int | None]:
+        """(L1, L2) bytes when buffers are sized to the mappings: the most any layer's genome
+        needs (MappingError where one does not compile); (None, None) otherwise."""
+        if not self.config.size_buffers:
+            return None, None
+        pes, base = self._pes(design.hw), self.base
+        l1 = l2 = 1
+        for layer, genome in zip(self.layers, design.genomes):
+            cm = compile_mapping(layer, genome.directives(), pes, source="co-search")
+            need1, need2 = buffer_needs_bytes(cm, base.word_size_bytes, base.l1.double_buffered,
+                                              base.l2.double_buffered)
+            l1, l2 = max(l1, need1), max(l2, need2)
+        return l1, l2
+
+    def _evaluator(self, spec: HardwareSpec, layer: Layer) -> Evaluator:
+        key = (spec.model_dump_json(), layer.name)
+        if key not in self._evaluators:
+            self._evaluators[key] = Evaluator(spec, layer, self.config.model, self.config.mode,
+                                              "latency", executor=self.executor, work_budget=self.config.work_budget)
+        return self._evaluators[key]
+
+
+def _survivors(pool: list[tuple[float, str, Design]], size: int) -> list[tuple[float, str, Design]]:
+    """The first ``size`` members of ``pool`` (sorted best first), one per design."""
+    seen: set[str] = set()
+    out = []
+    for member in pool:
+        if member[1] not in seen:
+            seen.add(member[1])
+            out.append(member)
+    return out[:size]
+
+
+def _constant(genome: Genome) -> Callable[[], Genome]:
+    return lambda: genome
+
+
+def cosearch(base: HardwareSpec, layers: Sequence[Layer], config: CoSearchConfig,
+             executor: Executor | None = None, on_rows: RowsCallback | None = None) -> CoSearchResult:
+    """Run one co-search (see the module docstring)."""
+    search = CoSearch(base, layers, config, executor)
+    try:
+        return search.run(on_rows)
+    finally:
+        search.close()
+
+
+def write_cosearch(out: Path, settings: dict[str, Any], network: str, layers: Sequence[Layer],
+                   result: CoSearchResult) -> dict[str, Any]:
+    """Write ``search.json``, ``candidates.parquet`` (one row per design), ``hw.yaml`` and
+    ``best.m`` (the best design's hardware and mappings: ``accelsim simulate --hw hw.yaml
+    --mapping best.m`` runs them) and ``summary.json``; returns the summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "search.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    result.frame.to_parquet(out / "candidates.parquet", index=False)
+    frame = result.frame
+    summary: dict[str, Any] = {
+        "accelsim": __version__, "settings": settings, "network": network, "co_search": True,
+        "layers": [layer.name for layer in layers], "scored": len(frame),
+        "legal": int((frame["status"] == "ok").sum()) if len(frame) else 0,
+        "illegal": ({str(k): int(v) for k, v in frame.loc[frame["status"] != "ok", "reason"].value_counts().items()}
+                    if len(frame) else {}),
+        "stopped": result.stopped, "generations": result.generations,
+        "best": {k: v for k, v in result.best.items() if k != "key"} if result.best else None,
+    }
+    if result.best_hw is not None:
+        summary["hw"] = result.best_hw.name
+        summary["area"] = design_area(result.best_hw).to_dict()
+        (out / "hw.yaml").write_text(dump_hardware(result.best_hw), encoding="utf-8")
+        jobs = [Job(layer, tuple(dataflow), "co-search") for layer, dataflow in zip(layers, result.best_dataflows)]
+        (out / "best.m").write_text(write_maestro(to_maestro(network, jobs)), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    return summary
+

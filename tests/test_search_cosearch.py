@@ -1,0 +1,156 @@
+"""Hardware-mapping co-search (``accelsim search --co-search``): the area model by hand, the area
+budget's refusal, buffers sized to the mappings, the hardware YAML and best.m round trip through
+``simulate``, determinism under a seed, and bad options as one ``error:`` line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from accelsim.cli import main
+from accelsim.errors import InputError
+from accelsim.hw.loader import load_hardware
+from accelsim.search.area import design_area
+from accelsim.search.cosearch import (
+    AREA_BUDGET,
+    CoSearchConfig,
+    array_shape,
+    cosearch,
+    gene_values,
+    parse_hw_range,
+)
+from accelsim.workload.ops import Layer, OpType
+
+pytest.importorskip("pyarrow")
+
+CONV = Layer.build("conv", OpType.CONV2D, {"K": 16, "C": 8, "R": 3, "S": 3, "Y": 10, "X": 10})
+FC = Layer.build("fc", OpType.GEMM, {"M": 8, "N": 16, "K": 32})
+BASE = load_hardware("eyeriss_like")
+NETWORK = """name: tiny
+layers:
+  - {name: conv, type: CONV2D, K: 16, C: 8, R: 3, S: 3, Y: 10, X: 10}
+  - {name: fc, type: GEMM, M: 8, N: 16, K: 32}
+"""
+SMALL = ("pe_array.count=4:64", "l1.size_bytes=64:1024", "l2.size_bytes=1024:65536")
+
+
+def test_area_by_hand():
+    """4 PEs of one MAC, L1 64 B, L2 1024 B, 1-byte words (MAESTRO's 28 nm table: MAC 283 um^2,
+    0.104 um^2 per word): MACs 4 x 283 = 1132; L1s 4 x 64 x 0.104 = 26.624; L2 1024 x 0.104 =
+    106.496; total 1265.12 um^2 = 0.00126512 mm^2. With 2-byte words the buffers hold half the
+    words: L1s 13.312, L2 53.248. Two MACs per PE double the MAC area."""
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=2", "pe_array.cols=2", "l1.size_bytes=64",
+                                        "l2.size_bytes=1024"])
+    area = design_area(hw)
+    assert area.mac_um2 == pytest.approx(1132)
+    assert area.l1_um2 == pytest.approx(26.624)
+    assert area.l2_um2 == pytest.approx(106.496)
+    assert area.total_mm2 == pytest.approx(0.00126512)
+    wide = design_area(load_hardware("eyeriss_like", ["pe_array.rows=2", "pe_array.cols=2", "l1.size_bytes=64",
+                                                      "l2.size_bytes=1024", "word_size_bytes=2",
+                                                      "pe_array.macs_per_pe_per_cycle=2"]))
+    assert (wide.mac_um2, wide.l1_um2, wide.l2_um2) == pytest.approx((2264, 13.312, 53.248))
+
+
+def test_gene_values_and_shapes():
+    """Powers of two within the range and its ends; the most square array."""
+    assert gene_values(48, 300) == (48, 64, 128, 256, 300)
+    assert gene_values(1, 4) == (1, 2, 4)
+    assert array_shape(64) == (8, 8) and array_shape(128) == (8, 16) and array_shape(7) == (1, 7)
+    assert parse_hw_range("pe_array.count=64:1024") == ("pe_array.count", (64, 1024))
+    for bad in ("pe.count=1:2", "l1.size_bytes=8", "l1.size_bytes=9:8", "l2.size_bytes=a:b"):
+        with pytest.raises(InputError):
+            parse_hw_range(bad)
+
+
+def _search(**kw):
+    args = dict(budget=24, population=8, max_levels=2, seed=3)
+    args.update(kw)
+    return cosearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, **args))
+
+
+def test_area_budget_refuses_every_design_over_it():
+    """A budget below the smallest design (4 PEs of one MAC: 1132 um^2 before buffers) leaves
+    nothing legal: every row is illegal with reason area_budget and cost +inf. With a budget
+    of 0.01 mm^2 every scored design is within it and every design over it is refused."""
+    none = _search(area_budget_mm2=0.001)
+    assert none.best is None and none.best_hw is None
+    assert set(none.frame["reason"]) == {AREA_BUDGET} and (none.frame["cost"] == float("inf")).all()
+    some = _search(area_budget_mm2=0.01)
+    frame = some.frame
+    over = frame["area_mm2"] > 0.01
+    assert over.any() and (frame.loc[over, "reason"] == AREA_BUDGET).all()
+    assert (frame.loc[frame["status"] == "ok", "area_mm2"] <= 0.01).all()
+    assert some.best is not None and some.best["area_mm2"] <= 0.01
+
+
+def test_same_seed_same_search():
+    a, b = _search(area_budget_mm2=0.01), _search(area_budget_mm2=0.01)
+    cols = [c for c in a.frame.columns if c != "wall_seconds"]
+    assert a.frame[cols].equals(b.frame[cols])
+    other = _search(area_budget_mm2=0.01, seed=4)
+    assert not other.frame["key"].equals(a.frame["key"])
+
+
+def test_sized_buffers_never_overflow():
+    """With buffers sized to the mappings' need no design overflows L1 or L2, the L1 and L2
+    are not genes, and the best design's L1 is the most a layer's mapping needs."""
+    result = _search(size_buffers=True, objective="latency-area")
+    frame = result.frame
+    assert not frame["reason"].isin(["l1_overflow", "l2_overflow"]).any()
+    assert all("l1.size_bytes" not in hw for hw in frame["hw"])
+    assert result.best is not None
+    assert result.best["cost"] == pytest.approx(result.best["cycles"] * result.best["area_mm2"])
+
+
+def test_hw_yaml_and_best_m_simulate_as_found(tmp_path: Path):
+    """The co-search's hw.yaml and best.m run in ``simulate`` as they are, giving the best
+    design's cycles per layer (scored by the simulator)."""
+    network = tmp_path / "tiny.yaml"
+    network.write_text(NETWORK, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", str(network), "--co-search",
+                                       *[arg for r in SMALL for arg in ("--hw-range", r)],
+                                       "--area-budget-mm2", "0.02", "--model", "sim", "--budget", "16",
+                                       "--population", "8", "--max-levels", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert {"search.json", "candidates.parquet", "hw.yaml", "best.m", "summary.json"} <= {p.name for p in out.iterdir()}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["best"]["area_mm2"] <= 0.02 and summary["area"]["total_mm2"] == summary["best"]["area_mm2"]
+    sim = CliRunner().invoke(main, ["simulate", "--hw", str(out / "hw.yaml"), "--mapping", str(out / "best.m"),
+                                    "--json", str(tmp_path / "best.json")])
+    assert sim.exit_code == 0, sim.output
+    layers = json.loads((tmp_path / "best.json").read_text())
+    assert [r["layer"] for r in layers] == ["conv", "fc"]
+    assert sum(r["cycles"] for r in layers) == summary["best"]["cycles"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--co-search", "--hw-range", "pe.count=1:4"], "--hw-range pe.count=1:4"),
+    (["--area-budget-mm2", "0.2"], "belong to --co-search"),
+    (["--objective", "latency-area"], "latency-area: with --co-search"),
+    (["--co-search", "--mapper", "random"], "--co-search runs DiGamma's GA"),
+    (["--co-search", "--area-budget-mm2", "-1"], "--area-budget-mm2 must be positive"),
+])
+def test_bad_options_are_one_error_line(tmp_path, args, needle):
+    network = tmp_path / "tiny.yaml"
+    network.write_text(NETWORK, encoding="utf-8")
+    result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", str(network), "--out",
+                                       str(tmp_path / "o"), "--budget", "2", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error:") and "Traceback" not in result.output
+    assert needle in result.stderr
+
+
+def test_fixed_design_of_the_budget_by_hand():
+    """The medium design of 0.2 mm^2 (MACs at most half: 200,000 um^2 / 2 / 283 = 353 -> 256 PEs,
+    72,448 um^2): SRAM words int(127,552 / 0.104) = 1,226,461; L1 half of them per PE:
+    613,230 // 256 = 2,395 bytes (1-byte words); L2 the rest: 1,226,461 - 2,395 x 256 = 613,341."""
+    from accelsim.search.cosearch_report import fixed_design
+
+    spec = fixed_design(BASE, 0.2, 0.5)
+    assert (spec.num_pes, spec.l1.size_bytes, spec.l2.size_bytes) == (256, 2395, 613341)
+    assert design_area(spec).total_mm2 <= 0.2
