@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
+    if isinstance(value, float):  # costs whole, the loss and seconds to four digits
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
     return "-" if value is None else str(value)
 
 
