@@ -3,6 +3,7 @@ two-stage, and every refusal as one ``error:`` line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -106,6 +107,22 @@ def test_resume_after_interrupt_scores_each_candidate_once(network, tmp_path, mo
     assert not final.duplicated(["layer", "model", "key"]).any()
     assert final[SAME].equals(stored(whole)[SAME])
     assert (broken / "best.m").read_text() == (whole / "best.m").read_text()
+
+
+def test_resume_of_a_search_saved_before_a_setting_existed(network, tmp_path):
+    """A search.json written by an older accelsim lacks the settings added since (here
+    unique_reuse and timeloop): --resume takes them as their defaults and goes on; a setting
+    that differs from its default is still refused."""
+    out = tmp_path / "out"
+    s = settings(network, budget=10)
+    run_search(s, out, InProcess())
+    saved = json.loads((out / "search.json").read_text())
+    for key in ("unique_reuse", "timeloop"):
+        del saved[key]
+    (out / "search.json").write_text(json.dumps(saved))
+    run_search(s, out, InProcess(), resume=True)
+    with pytest.raises(Exception, match="unique_reuse: False then, True now"):
+        run_search(dataclasses.replace(s, mapper="exhaustive", unique_reuse=True), out, InProcess(), resume=True)
 
 
 def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path):

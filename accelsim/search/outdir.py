@@ -54,7 +54,10 @@ def _schema() -> Any:
 class SearchDir:
     """The output directory of one search (created, or reopened with ``resume``)."""
 
-    def __init__(self, path: Path, settings: dict[str, Any], resume: bool):
+    def __init__(self, path: Path, settings: dict[str, Any], resume: bool,
+                 defaults: dict[str, Any] | None = None):
+        """``defaults``: the value a setting had before it existed; a search saved by an older
+        accelsim, whose settings lack it, resumes when the setting is still at that value."""
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -73,9 +76,12 @@ class SearchDir:
             if not isinstance(before, dict):
                 raise InputError(f"{saved}: expected the settings a search saved (a JSON object), got "
                                  f"{type(before).__name__}; is this a search's directory?")
-            changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
+            known = defaults or {}
+            changed = sorted(k for k in set(before) | set(settings)
+                             if before.get(k, known.get(k)) != settings.get(k, known.get(k)))
             if changed:
-                detail = ", ".join(f"{k}: {before.get(k)!r} then, {settings.get(k)!r} now" for k in changed)
+                detail = ", ".join(f"{k}: {before.get(k, known.get(k))!r} then, {settings.get(k, known.get(k))!r} now"
+                                   for k in changed)
                 raise InputError(f"{path}: --resume continues the same search; these settings differ: {detail}")
         else:
             if path.exists() and (not path.is_dir() or any(path.iterdir())):

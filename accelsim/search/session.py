@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,13 @@ class SearchSettings:
         for ok, message in checks:
             if not ok:
                 raise InputError(message)
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Each setting's default, as :meth:`to_dict` writes it (what a search saved before the
+        setting existed ran with)."""
+        return {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
+                for f in fields(cls) if f.default is not MISSING}
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -222,7 +229,7 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
         network, layers = _layers(settings, hw.num_pes)
     if settings.co_search:
         return _co_search(settings, hw, network, layers, out, executor, resume, progress)
-    with SearchDir(out, settings.to_dict(), resume) as directory:
+    with SearchDir(out, settings.to_dict(), resume, SearchSettings.defaults()) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
 
 
