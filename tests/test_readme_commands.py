@@ -41,6 +41,13 @@ NOT_RUN = {
     "accelsim search --hw eyeriss_like --mapping examples/conv2_1_b.m --mapper exhaustive": "needs a Dask scheduler",
     # "..." stands for the options of the search that was interrupted.
     "accelsim search ... --out s/ --resume": "a placeholder for an interrupted search's own options",
+    # Measurements that take 10-20 minutes each on CI's 2 cores (the slow pass would pass 45
+    # minutes with them); the same code runs on small cases in tests/test_search_reuse.py
+    # (the pruning's loss report on a small layer) and tests/test_multicore.py (MAGMA against
+    # the heuristics, simulated, and the S2 preset).
+    "python -m accelsim.search.reuse_report": "an exhaustive search of a dmazerunner6 layer twice: 10-20 minutes",
+    "accelsim multicore --system magma_s2 --workload mix": "100 jobs on four contending sub-accelerators, schedules "
+                                                           "simulated: about 10 minutes",
 }
 
 # Commands (matched by their start) marked slow: they run in CI's slow pass, not by default.
@@ -52,10 +59,7 @@ SLOW = {
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
     "accelsim bench --search": "search throughput with local and Dask workers",
     "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
-    "python -m accelsim.search.reuse_report": "an exhaustive search of a layer twice, with and without pruning",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
-    "accelsim multicore --system magma_s2 --workload mix": "100 jobs on four contending sub-accelerators, schedules "
-                                                           "simulated: minutes",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.
