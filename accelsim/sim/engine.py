@@ -55,7 +55,6 @@ from typing import Any, Generator, Protocol
 
 import simpy
 
-from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, check_reduction_support
