@@ -176,10 +176,6 @@ class LayerSimulation:
         return {"l2": self.l2_buffers, "l1_operand": self.operand_slots, "l1_output": self.buffers}
 
     # ------------------------------------------------------------------ timing rules
-    def _reduction_latency(self, group: int) -> int:
-        """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        return self.rates.reduction_latency_cycles(group)
-
     def _announces(self, d: StepDemand) -> bool:
         """Whether a step's drain is promised and announced on ``partial_sums``: a later visit
         reads its partial sums back, or (with a tile barrier) the barrier waits for them."""
@@ -595,7 +591,7 @@ class LayerSimulation:
             latency = 0
             if d.drain_groups:
                 part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
-                latency = self._reduction_latency(d.drain_max_group)
+                latency = self.rates.reduction_latency_cycles(d.drain_max_group)  # pipelined behind the words
                 st.phase = "send"
                 yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]
