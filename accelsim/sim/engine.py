@@ -55,7 +55,6 @@ from typing import Any, Generator, Protocol
 
 import simpy
 
-from accelsim.bounds import fill_bounds
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, check_reduction_support
@@ -177,9 +176,10 @@ class LayerSimulation:
         return {"l2": self.l2_buffers, "l1_operand": self.operand_slots, "l1_output": self.buffers}
 
     # ------------------------------------------------------------------ timing rules
-    def _reduction_latency(self, group: int) -> int:
-        """Cycles for partial sums of ``group`` PEs to meet (pipelined behind the words)."""
-        return self.rates.reduction_latency_cycles(group)
+    def _announces(self, d: StepDemand) -> bool:
+        """Whether a step's drain is promised and announced on ``partial_sums``: a later visit
+        reads its partial sums back, or (with a tile barrier) the barrier waits for them."""
+        return d.drain_partial or (self.barrier != "none" and bool(d.drain_groups))
 
     def _record(self, component: str, kind: str, start: float, end: float, step: int,
                 tensor: str = "", words: int = 0, pes: int = 0) -> None:
@@ -540,7 +540,7 @@ class LayerSimulation:
                 st.stalls[2] = self.clock() - st.done_at
                 self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
                                             token.tile if last_tile_step else -1))
-                if d.drain_partial or (self.barrier != "none" and d.drain_groups):
+                if self._announces(d):
                     self.partial_sums.promise(token.step)
             self.partial_sums.reach(token.step + 1)
             stalls = st.stalls
@@ -591,7 +591,7 @@ class LayerSimulation:
             latency = 0
             if d.drain_groups:
                 part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
-                latency = self._reduction_latency(d.drain_max_group)
+                latency = self.rates.reduction_latency_cycles(d.drain_max_group)  # pipelined behind the words
                 st.phase = "send"
                 yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]
@@ -601,7 +601,7 @@ class LayerSimulation:
                 if self.values is not None:
                     self.values.drained(token.step, d)
             # a later visit reads these partial sums back once they landed; a barrier waits for them
-            if d.drain_partial or (self.barrier != "none" and d.drain_groups):
+            if self._announces(d):
                 self.partial_sums.announce(token.step, self.clock() + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
