@@ -27,7 +27,8 @@ from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import compile_mapping
-from accelsim.sim.engine import IDEAL_EFFECTS, SimOptions, simulate_layer
+from accelsim.model_options import IDEAL_EFFECTS
+from accelsim.sim.engine import SimOptions, simulate_layer
 from accelsim.workload.ops import Layer
 
 TINY_M = """Network tiny {
