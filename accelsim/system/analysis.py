@@ -14,7 +14,7 @@ its next job.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from accelsim.analytical.model import analyze_layer, dram_channel_cycles
 from accelsim.hw.spec import HardwareSpec
@@ -30,6 +30,17 @@ class JobCost:
 
     latency_cycles: int
     bandwidth_bytes_per_cycle: float
+
+
+def with_dram(hw: HardwareSpec, **update: float) -> HardwareSpec:
+    """``hw`` with its DRAM fields in ``update`` replaced."""
+    return hw.model_copy(update={"dram": hw.dram.model_copy(update=update)})
+
+
+class CostTable(Protocol):
+    """What Algorithm 1 reads: ``cost[job][sub]`` (None: the job does not fit that sub-accelerator)."""
+
+    cost: list[list[JobCost | None]]
 
 
 class JobTable:
@@ -49,11 +60,10 @@ class JobTable:
                     if cm is None:
                         memo[key] = None
                     else:
-                        hw = unbounded.setdefault(sub.hw.name, sub.hw.model_copy(update={"dram": sub.hw.dram.model_copy(
-                            update={"bandwidth_bytes_per_cycle": NO_STALL_BYTES_PER_CYCLE, "latency_cycles": 0})}))
+                        hw = unbounded.setdefault(sub.hw.name, with_dram(
+                            sub.hw, bandwidth_bytes_per_cycle=NO_STALL_BYTES_PER_CYCLE, latency_cycles=0))
                         result = analyze_layer(cm, hw, "realistic")
-                        byte_wide = sub.hw.model_copy(update={"dram": sub.hw.dram.model_copy(
-                            update={"bandwidth_bytes_per_cycle": 1.0, "latency_cycles": 0})})
+                        byte_wide = with_dram(sub.hw, bandwidth_bytes_per_cycle=1.0, latency_cycles=0)
                         moved = dram_channel_cycles(cm, byte_wide)
                         memo[key] = JobCost(result.cycles, moved / result.cycles if result.cycles else 0.0)
                 row.append(memo[key])
@@ -77,7 +87,7 @@ class FluidJob:
     end: float
 
 
-def algorithm1(table: JobTable, schedule: Schedule, bandwidth_bytes_per_cycle: float) -> tuple[float, list[FluidJob]]:
+def algorithm1(table: CostTable, schedule: Schedule, bandwidth_bytes_per_cycle: float) -> tuple[float, list[FluidJob]]:
     """MAGMA's Algorithm 1 on ``schedule``: (makespan in cycles, every job's span)."""
     queues = [list(order) for order in schedule.order]
     live: dict[int, list] = {}  # sub -> [job, remaining no-stall cycles, ask, start]

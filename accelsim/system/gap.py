@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from accelsim.system.analysis import JobCost, JobTable, algorithm1
+from accelsim.system.analysis import JobCost, JobTable, algorithm1, with_dram
 from accelsim.system.run import Compiled, Schedule, simulate_schedule
 from accelsim.system.spec import System
 
@@ -34,11 +34,11 @@ class GapParts:
         return dict(self.__dict__)
 
 
+@dataclass
 class _Costs:
     """A job table with other latencies (cost[job][sub])."""
 
-    def __init__(self, cost: list[list[JobCost | None]]):
-        self.cost = cost
+    cost: list[list[JobCost | None]]
 
 
 def attribute_gap(system: System, compiled: Compiled, table: JobTable, schedule: Schedule,
@@ -48,7 +48,7 @@ def attribute_gap(system: System, compiled: Compiled, table: JobTable, schedule:
     bandwidth = system.bytes_per_cycle
     predicted = algorithm1(table, schedule, bandwidth)[0]
     no_latency = replace(system, subs=tuple(
-        replace(s, hw=s.hw.model_copy(update={"dram": s.hw.dram.model_copy(update={"latency_cycles": 0})}))
+        replace(s, hw=with_dram(s.hw, latency_cycles=0))
         for s in system.subs))
     at_zero = simulated_cycles if system.channel.latency_cycles == 0 else \
         simulate_schedule(no_latency, compiled, schedule).makespan_cycles
@@ -69,6 +69,6 @@ def attribute_gap(system: System, compiled: Compiled, table: JobTable, schedule:
             cycles = alone[j, s]
             out.append(JobCost(cycles, moved / cycles if cycles else 0.0))
         costs.append(out)
-    corrected = algorithm1(_Costs(costs), schedule, bandwidth)[0]  # type: ignore[arg-type]
+    corrected = algorithm1(_Costs(costs), schedule, bandwidth)[0]
     return GapParts(simulated_cycles, predicted, corrected - predicted, at_zero - corrected,
                     simulated_cycles - at_zero)

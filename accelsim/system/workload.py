@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import zip_longest
 from pathlib import Path
+from typing import Sequence
 
 from accelsim.errors import InputError
 from accelsim.input_files import load_yaml, read_text
@@ -71,13 +72,17 @@ def interleave(per_network: list[list[tuple[str, Layer, int]]], group_size: int 
     return [WorkloadJob(i, net, batched(layer, batch), batch) for i, (net, layer, batch) in enumerate(order)]
 
 
-def network_jobs(networks: list[str], batch: int = 1, group_size: int | None = None) -> list[WorkloadJob]:
+def every_layer(networks: Sequence[str], batch: int) -> list[list[tuple[str, Layer, int]]]:
+    """Per network (bundled name or file): (network, layer, batch) of each of its layers."""
+    return [[(net.name, layer, batch) for layer in net.layers] for net in map(load_network, networks)]
+
+
+def network_jobs(networks: Sequence[str], batch: int = 1, group_size: int | None = None) -> list[WorkloadJob]:
     """Every layer of each network (bundled name or file), interleaved."""
-    loaded = [load_network(n) for n in networks]
-    return interleave([[(net.name, layer, batch) for layer in net.layers] for net in loaded], group_size)
+    return interleave(every_layer(networks, batch), group_size)
 
 
-def load_workload(ref: str, networks: list[str] = (), batch: int = 1,  # type: ignore[assignment]
+def load_workload(ref: str, networks: Sequence[str] = (), batch: int = 1,
                   group_size: int | None = DEFAULT_GROUP_SIZE) -> tuple[str, list[WorkloadJob]]:
     """(name, jobs) of a workload group or file, plus every layer of ``networks``."""
     if batch < 1:
@@ -123,6 +128,5 @@ def load_workload(ref: str, networks: list[str] = (), batch: int = 1,  # type: i
         except InputError as err:
             raise InputError(f"jobs[{i}]: {err}", source=ref, line=line) from None
         per_network.append([(net.name, layer, b) for layer in layers])
-    extra_nets = [[(net.name, layer, batch) for layer in net.layers] for net in map(load_network, networks)]
     name = data.get("name", path.stem)
-    return str(name), interleave(per_network + extra_nets, None)
+    return str(name), interleave(per_network + every_layer(networks, batch), None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -138,17 +138,16 @@ def _run(base: TimeloopRow, files: list[str], budget: int | None) -> TimeloopRow
             cm = prepare(read.jobs[0], read.hw, allow_overflow=True)
             cm_single = prepare(single.jobs[0], single.hw, allow_overflow=True)
         except (InputError, MappingError) as exc:
-            return TimeloopRow(**{**asdict(base), "note": f"refused: {exc}"})
+            return replace(base, note=f"refused: {exc}")
         analytical = analytical_model()(cm, read.hw, "maestro").cycles
         pe_steps = cm.steps * read.hw.num_pes
         if budget is not None and pe_steps > budget:
-            return TimeloopRow(**{**asdict(base), "analytical_cycles": analytical,
-                                  "note": f"not simulated: {pe_steps:,} steps x PEs > budget {budget:,}"})
-        return TimeloopRow(**{**asdict(base), "analytical_cycles": analytical,
-                              "maestro_cycles": simulator_model(cm, read.hw, "maestro").cycles,
-                              "realistic_cycles": simulator_model(cm, read.hw, "realistic").cycles,
-                              "realistic_single_buffered_cycles":
-                                  simulator_model(cm_single, single.hw, "realistic").cycles})
+            return replace(base, analytical_cycles=analytical,
+                           note=f"not simulated: {pe_steps:,} steps x PEs > budget {budget:,}")
+        return replace(base, analytical_cycles=analytical,
+                       maestro_cycles=simulator_model(cm, read.hw, "maestro").cycles,
+                       realistic_cycles=simulator_model(cm, read.hw, "realistic").cycles,
+                       realistic_single_buffered_cycles=simulator_model(cm_single, single.hw, "realistic").cycles)
 
 
 def _n(v: int | None) -> str:

@@ -69,39 +69,50 @@ def load_network(name_or_path: str | os.PathLike[str]) -> Network:
     text_arg = os.fspath(name_or_path)
     if text_arg.lower().endswith(".onnx"):
         return _load_onnx(text_arg)
-    is_path = (
-        not isinstance(name_or_path, str)
-        or "/" in text_arg
-        or (os.altsep is not None and os.altsep in text_arg)
-        or os.sep in text_arg
-        or text_arg.lower().endswith(_SUFFIXES)
-    )
-    if not is_path:
-        bundled = available_networks()
-        if text_arg in bundled:
-            for suffix in _SUFFIXES:
-                entry = _bundled_dir().joinpath(text_arg + suffix)
-                if entry.is_file():  # messages name it as users do, not by where it is installed
-                    return _parse(entry.read_text(encoding="utf-8"), f"bundled network {text_arg}", text_arg)
+    if not _is_path(name_or_path):
+        entry = _bundled_entry(text_arg)
+        if entry is not None:  # messages name it as users do, not by where it is installed
+            return _parse(entry.read_text(encoding="utf-8"), f"bundled network {text_arg}", text_arg)
         if not Path(text_arg).is_file():
             raise InputError(
                 f"unknown network {text_arg!r}; bundled networks are: "
-                + (", ".join(bundled) or "(none)")
+                + (", ".join(available_networks()) or "(none)")
                 + "; or give the path of a .yaml layer table"
             )
     path = Path(text_arg)
     return _parse(read_text(path, "network file"), str(path), path.stem)
 
 
+def _is_path(name_or_path: str | os.PathLike[str]) -> bool:
+    """Whether :func:`load_network` reads ``name_or_path`` as a path (not a bundled name)."""
+    text_arg = os.fspath(name_or_path)
+    return (
+        not isinstance(name_or_path, str)
+        or "/" in text_arg
+        or (os.altsep is not None and os.altsep in text_arg)
+        or os.sep in text_arg
+        or text_arg.lower().endswith(_SUFFIXES)
+    )
+
+
+def _bundled_entry(name: str) -> Any:
+    """The installed file of bundled table ``name`` (None: no such bundled table)."""
+    if name in available_networks():
+        for suffix in _SUFFIXES:
+            entry = _bundled_dir().joinpath(name + suffix)
+            if entry.is_file():
+                return entry
+    return None
+
+
 def network_file(name_or_path: str) -> str | None:
     """The file :func:`load_network` reads for ``name_or_path`` (a bundled table's installed
     file), found without reading it; None when there is none."""
     text_arg = os.fspath(name_or_path)
-    if not text_arg.lower().endswith((".onnx", *_SUFFIXES)) and "/" not in text_arg and os.sep not in text_arg:
-        for suffix in _SUFFIXES:
-            entry = _bundled_dir().joinpath(text_arg + suffix)
-            if text_arg in available_networks() and entry.is_file():
-                return str(entry)
+    if not text_arg.lower().endswith(".onnx") and not _is_path(name_or_path):
+        entry = _bundled_entry(text_arg)
+        if entry is not None:
+            return str(entry)
     return text_arg if Path(text_arg).is_file() else None
 
 
