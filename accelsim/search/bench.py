@@ -132,13 +132,10 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
     for workers in worker_counts(cores):
         pool = LocalProcesses(workers)
         try:
-            _score(work[:1], pool)  # start-up (spawning, imports) is paid once, not measured
-            wall, parent, rows = _score(work, pool)
+            line = _against_one(f"{workers} local workers", work, pool, n, one_wall, one)
         finally:
             pool.close()
-        yield (f"{workers} local workers: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
-               f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
-               f"time in the parent {100 * parent:.0f}%")
+        yield line
     yield from _dask(work, n, one_wall, one, cores)
     yield from _rerank(one)
     yield f"load average after: {os.getloadavg()[0]:.1f}"
@@ -155,12 +152,19 @@ def _dask(work: list[tuple], n: int, one_wall: float, one: pd.DataFrame, cores: 
     for workers in worker_counts(cores):
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
                 distributed.Client(cluster) as client:
-            executor = DaskExecutor(client)
-            _score(work[:1], executor)
-            wall, parent, rows = _score(work, executor)
-        yield (f"Dask LocalCluster, {workers} workers: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
-               f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
-               f"time in the parent {100 * parent:.0f}%")
+            line = _against_one(f"Dask LocalCluster, {workers} workers", work, DaskExecutor(client), n, one_wall, one)
+        yield line
+
+
+def _against_one(label: str, work: list[tuple], executor: Executor, n: int, one_wall: float,
+                 one: pd.DataFrame) -> str:
+    """``label``'s line: ``work`` (``n`` candidates) scored on ``executor``, against the 1-worker
+    run (``one_wall`` seconds, rows ``one``)."""
+    _score(work[:1], executor)  # start-up (spawning, imports) is paid once, not measured
+    wall, parent, rows = _score(work, executor)
+    return (f"{label}: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
+            f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
+            f"time in the parent {100 * parent:.0f}%")
 
 
 def _rerank(screened: pd.DataFrame) -> Iterator[str]:

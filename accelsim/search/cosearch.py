@@ -50,7 +50,7 @@ from accelsim.search.area import design_area
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.executors import Executor
 from accelsim.search.genome import Genome, genome_from_directives
-from accelsim.search.mappers import GammaRates, vary
+from accelsim.search.mappers import GammaRates, survivors, vary
 from accelsim.search.run import STALL_BATCHES
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
@@ -237,7 +237,7 @@ class CoSearch:
                     fresh += 1
                 scored.append((self._rows[key]["fitness"], key, design))
             pool = sorted(population + scored, key=lambda m: -m[0])
-            population = _survivors(pool, cfg.population)
+            population = survivors(pool, lambda m: m[1], cfg.population)
             generation += 1
             if on_rows is not None:
                 on_rows(fresh, self._best[0] if self._best else None, "co-search")
@@ -374,17 +374,6 @@ class CoSearch:
             self._evaluators[key] = Evaluator(spec, layer, self.config.model, self.config.mode,
                                               "latency", executor=self.executor, work_budget=self.config.work_budget)
         return self._evaluators[key]
-
-
-def _survivors(pool: list[tuple[float, str, Design]], size: int) -> list[tuple[float, str, Design]]:
-    """The first ``size`` members of ``pool`` (sorted best first), one per design."""
-    seen: set[str] = set()
-    out = []
-    for member in pool:
-        if member[1] not in seen:
-            seen.add(member[1])
-            out.append(member)
-    return out[:size]
 
 
 def _constant(genome: Genome) -> Callable[[], Genome]:

@@ -39,7 +39,7 @@ from accelsim.search.cosearch import DEFAULT_RANGES, L1, L2, PES, CoSearchConfig
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper
 from accelsim.search.run import search
-from accelsim.search.session import named_style_seeds, seed_genomes
+from accelsim.search.session import seed_genomes, style_seeds
 from accelsim.search.space import SearchSpace
 from accelsim.text_table import format_table
 from accelsim.workload.ops import Layer
@@ -135,7 +135,7 @@ def run_gamma(name: str, spec: HardwareSpec, layers: list[Layer], budget: int, p
     scored = 0
     for layer in layers:
         with Evaluator(spec, layer) as ev:
-            seeds = list(named_style_seeds(layer, spec).values())
+            seeds = style_seeds(layer, spec)
             mapper = GammaMapper(SearchSpace.default(layer, spec.num_pes), seed, population,
                                  seeds=seed_genomes(layer, seeds, spec.num_pes))
             found = search(ev, mapper, budget, None, seeds)

@@ -26,9 +26,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
@@ -39,6 +39,8 @@ from accelsim.search.genome import Gene, Genome
 from accelsim.search.legality import check_candidate
 from accelsim.search.reuse import tensor_dims, unique_reuse_orders
 from accelsim.search.space import SearchSpace
+
+_T = TypeVar("_T")
 
 
 class Mapper(Protocol):
@@ -128,13 +130,7 @@ class GammaMapper:
     def tell(self, frame: pd.DataFrame) -> None:
         scored = [_Member(f, k, g) for f, k, g in zip(frame["fitness"], frame["key"], self._asked)]
         pool = sorted(self.population + scored, key=lambda m: -m.fitness)  # stable: ties keep order
-        seen: set[str] = set()
-        survivors = []
-        for member in pool:
-            if member.key not in seen:
-                seen.add(member.key)
-                survivors.append(member)
-        self.population = survivors[:self.size]
+        self.population = survivors(pool, lambda m: m.key, self.size)
         self.generation += 1
 
     def info(self) -> dict[str, Any]:
@@ -145,6 +141,18 @@ class GammaMapper:
         parents = self.population[:max(2, round(self.size * self.rates.parents))]
         first = self.rng.choice(parents).genome
         return vary(self.space, self.rng, self.rates, first, lambda: self.rng.choice(parents).genome)
+
+
+def survivors(pool: Sequence[_T], key: Callable[[_T], str], size: int) -> list[_T]:
+    """The first ``size`` members of ``pool`` (sorted best first), one per ``key`` (GAMMA's
+    survivor selection; the co-search's too)."""
+    seen: set[str] = set()
+    out = []
+    for member in pool:
+        if key(member) not in seen:
+            seen.add(key(member))
+            out.append(member)
+    return out[:size]
 
 
 # ---------------------------------------------------------------------------------- operators

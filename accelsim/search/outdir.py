@@ -77,11 +77,12 @@ class SearchDir:
                 raise InputError(f"{saved}: expected the settings a search saved (a JSON object), got "
                                  f"{type(before).__name__}; is this a search's directory?")
             known = defaults or {}
-            changed = sorted(k for k in set(before) | set(settings)
-                             if before.get(k, known.get(k)) != settings.get(k, known.get(k)))
+            names = set(before) | set(settings)
+            then = {k: before.get(k, known.get(k)) for k in names}
+            now = {k: settings.get(k, known.get(k)) for k in names}
+            changed = sorted(k for k in names if then[k] != now[k])
             if changed:
-                detail = ", ".join(f"{k}: {before.get(k, known.get(k))!r} then, {settings.get(k, known.get(k))!r} now"
-                                   for k in changed)
+                detail = ", ".join(f"{k}: {then[k]!r} then, {now[k]!r} now" for k in changed)
                 raise InputError(f"{path}: --resume continues the same search; these settings differ: {detail}")
         else:
             if path.exists() and (not path.is_dir() or any(path.iterdir())):
