@@ -253,13 +253,19 @@ class _Importer:
         if len(node.input) < 2 or not node.input[0] or not node.input[1]:
             raise self._refuse(node, name, f"{len(node.input)} input(s); it needs {what}")
 
-    def _conv(self, node: Any, name: str) -> Layer | str:
+    def _conv_operands(self, node: Any, name: str, kind: str) -> tuple[dict[str, Any], tuple[int, ...], tuple[int, ...]]:
+        """The attributes and the input and weight shapes of a 2-D convolution node; refuses
+        other ranks (``kind`` ends the message: what the node is and what is modelled)."""
         attrs = _attributes(node)
         self._operands(node, name, "an input and a weight")
         x = self._shape(node, node.input[0], "input")
         w = self._shape(node, node.input[1], "weight")
         if len(x) != 4 or len(w) != 4:
-            raise self._refuse(node, name, f"a {len(x) - 2}-D convolution (only 2-D convolutions are modelled)")
+            raise self._refuse(node, name, f"a {len(x) - 2}-D {kind}")
+        return attrs, x, w
+
+    def _conv(self, node: Any, name: str) -> Layer | str:
+        attrs, x, w = self._conv_operands(node, name, "convolution (only 2-D convolutions are modelled)")
         n, c, h, wd = x
         k, c_per_group, r, s = w
         group = int(attrs.get("group", 1))
@@ -293,12 +299,7 @@ class _Importer:
         stride, output (Y - 1) * stride + R. Only the plain case maps onto it: one group, no
         dilation, padding or output padding (anything else is refused, as skipping it would drop
         its MACs)."""
-        attrs = _attributes(node)
-        self._operands(node, name, "an input and a weight")
-        x = self._shape(node, node.input[0], "input")
-        w = self._shape(node, node.input[1], "weight")
-        if len(x) != 4 or len(w) != 4:
-            raise self._refuse(node, name, f"a {len(x) - 2}-D transposed convolution (only 2-D ones are modelled)")
+        attrs, x, w = self._conv_operands(node, name, "transposed convolution (only 2-D ones are modelled)")
         n, c, h, wd = x
         c_w, k, r, s = w  # ONNX: weight is (C, K / group, R, S)
         unsupported = {"group": int(attrs.get("group", 1)) != 1,
