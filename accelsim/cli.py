@@ -1378,9 +1378,12 @@ def _available_cores() -> int:
 
 
 # What one scored candidate costs a layer's search in memory (its rows in the search's frames,
-# the evaluator's cache entries): 6.5 kB measured with tracemalloc over 400 random candidates of
-# a CONV layer under the analytical model (2026-11-26), rounded up.
-SEARCH_BYTES_PER_CANDIDATE = 8192
+# the evaluator's cache entries), a guard rather than a forecast: re-measured with tracemalloc
+# on marvel15 L3_Bottleneck4_3_2 (analytical model), the peak grew by 6.5 kB per candidate
+# between 400 random candidates and fewer, by about 14.5 kB per candidate between GAMMA budgets
+# of 100 and 500, and not at all between 200 and 1,000 (the first layer's set-up dominates);
+# the largest figure, rounded up.
+SEARCH_BYTES_PER_CANDIDATE = 16384
 SEARCH_BASE_BYTES = 300 * 2**20  # the process with pandas, pyarrow and the models loaded
 
 
