@@ -14,7 +14,8 @@ def _as_levels(name: str) -> str:
     """A preset's YAML with its hierarchy written as ``levels`` (from ``HardwareSpec.levels``)."""
     hw = load_hardware(name)
     data = yaml.safe_load(dump_hardware(hw))
-    del data["l1"], data["l2"], data["dram"]["bandwidth_bytes_per_cycle"], data["inner_levels"]
+    del data["l1"], data["l2"], data["dram"]["bandwidth_bytes_per_cycle"]
+    data.pop("inner_levels", None)  # dumped only where there are some; they are in hw.levels
     data["levels"] = [lv.model_dump(mode="json", exclude_none=True) for lv in hw.levels]
     return yaml.safe_dump(data, sort_keys=False)
 

@@ -16,6 +16,8 @@ from pydantic import (
     PositiveInt,
     ValidationInfo,
     field_validator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
     model_validator,
 )
 
@@ -250,6 +252,15 @@ class HardwareSpec(_Strict):
     # per-PE levels between the MACs and L1 (register files), innermost first; a hardware YAML
     # gives them as the per-PE entries of ``levels`` before the last one (L1)
     inner_levels: tuple[StorageLevelSpec, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_inner_levels(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """A design without register files inside the PE dumps (and hashes) as before they
+        existed: its resolved spec and ``hardware_sha256`` are unchanged."""
+        data = handler(self)
+        if not self.inner_levels:
+            data.pop("inner_levels", None)
+        return data
 
     @model_validator(mode="after")
     def _inner_levels_fit(self) -> "HardwareSpec":
