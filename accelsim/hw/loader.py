@@ -125,6 +125,10 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
             raise InputError(f"field 'levels': {lv.name} needs size_bytes", source=source, line=line)
         if not lv.keeps:
             raise InputError(f"field 'levels': {lv.name} keeps no tensor", source=source, line=line)
+        if lv.read_bandwidth_words_per_cycle is not None or lv.write_bandwidth_words_per_cycle is not None:
+            raise InputError(f"field 'levels': {lv.name}: the bandwidth of a register file inside the PE is not "
+                             "modelled (it is taken as not limiting); remove its bandwidth fields", source=source,
+                             line=line)
     given = sorted(k for k in ("l1", "l2", "inner_levels") if k in data)
     if given:
         raise InputError(f"give the hierarchy once: 'levels' or {' and '.join(given)}, not both", source=source,

@@ -271,6 +271,9 @@ class HardwareSpec(_Strict):
                                  "kind: buffer and size_bytes")
             if not lv.keeps:
                 raise ValueError(f"inner level {lv.name}: keeps no tensor")
+            if lv.read_bandwidth_words_per_cycle is not None or lv.write_bandwidth_words_per_cycle is not None:
+                raise ValueError(f"inner level {lv.name}: the bandwidth of a register file inside the PE is not "
+                                 "modelled (it is taken as not limiting); remove its bandwidth fields")
             if lv.name.lower() in RESERVED_LEVEL_NAMES:
                 raise ValueError(f"inner level {lv.name}: the names {', '.join(RESERVED_LEVEL_NAMES)} are taken")
         if len({n.lower() for n in names}) != len(names):
