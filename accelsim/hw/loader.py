@@ -81,8 +81,24 @@ def load_hardware(
         data = parse_maestro_hw(text, source=source, name=_stem(ref))
     else:
         data, lines = _parse_yaml(text, source)
-        if "levels" in data:
-            data = expand_levels(data, source, lines.get(("levels",)))
+    return hardware_from_data(data, source=source, overrides=overrides, lines=lines)
+
+
+def hardware_from_data(
+    data: dict,
+    *,
+    source: str,
+    overrides: Iterable[str] = (),
+    lines: dict[tuple[str, ...], int] | None = None,
+) -> HardwareSpec:
+    """A validated hardware spec from an already parsed mapping (a YAML document's contents, or
+    a hardware table written inline in another file): expands ``levels``, applies ``--set``
+    overrides and validates, with the same messages as :func:`load_hardware`. ``lines`` maps
+    field paths to their line in ``source`` where known. Raises :class:`InputError`."""
+    lines = lines or {}
+    data = dict(data)
+    if "levels" in data:
+        data = expand_levels(data, source, lines.get(("levels",)))
     set_paths = apply_overrides(data, overrides, source=source)
     try:
         return HardwareSpec.model_validate(data)
