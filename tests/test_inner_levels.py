@@ -235,8 +235,8 @@ def test_interstellar_rf2_levels():
 
 def test_interstellar_rf2_alexnet_conv3_simulates_and_analyzes():
     """AlexNet CONV3 (K 384, C 256, 3x3, 13x13 outputs: 149,520,384 MACs) with the eyeriss_like
-    style: each PE's step box is one filter row (R 1, S 3) of some channels and filters at one
-    output column; RF16 (8 words) holds R S: 3 inputs + 3 weights + 1 output. Every MAC needs
+    style: each PE's step box is one filter row (R 1, S 3) of 4 channels and 4 filters at one
+    output pixel (K 4, C 4); RF16 (8 words) holds R S: 3 inputs + 3 weights + 1 output. Every MAC needs
     a new (channel, filter) pair, so inputs and weights are filled once per MAC (no reuse in
     RF16 under the fixed output-outer order) and outputs once per distinct output word of a
     step; both models report the same inner counts, L1 is read by RF16's fills."""
@@ -249,7 +249,9 @@ def test_interstellar_rf2_alexnet_conv3_simulates_and_analyzes():
     rf = sim.inner_accesses["RF16"]
     assert sim.macs == macs and sim.inner_loops == {"RF16": ["R", "S"]}
     assert (rf["input"].read, rf["input"].write, rf["weight"].read, rf["weight"].write) == (macs,) * 4
+    # every box is full (C 256 in fours, S whole, R 1): an output word per 4 x 1 x 3 MACs
     out_fills = rf["output"].read - macs
+    assert out_fills == rf["output"].write - macs == macs // 12 == 12_460_032
     assert sim.accesses["output"].l1_read == out_fills + sim.egress_words
     assert sim.energy_breakdown_pj["RF16"] == pytest.approx(0.03 * sum(a.read + a.write for a in rf.values()))
     d = sim.to_dict()
@@ -270,3 +272,13 @@ def test_interstellar_rf2_functional_on_conv3_shape():
     result, report = simulate_functional(cm, hw)
     assert report.passed
     assert result.inner_accesses["RF16"]["input"].read == layer.macs
+
+
+def test_a_design_without_register_files_dumps_as_before():
+    """The spec of a design without register files has no ``inner_levels`` in its dump, so its
+    resolved YAML and ``hardware_sha256`` are those from before the field existed; one with them
+    dumps them and loads back to the same spec."""
+    assert "inner_levels" not in load_hardware("eyeriss_like").model_dump()
+    hw = load_hardware("interstellar_rf2")
+    assert [lv["name"] for lv in hw.model_dump()["inner_levels"]] == ["RF16"]
+    assert type(hw).model_validate(hw.model_dump()) == hw
