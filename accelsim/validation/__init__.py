@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
+from accelsim.validation.marvel_table3 import table3_rows, table3_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
@@ -46,6 +47,7 @@ class ValidationPaths:
     maestro_dir: Path = Path("validation/maestro")
     eyeriss_dir: Path = Path("validation/eyeriss")
     timeloop_dir: Path = Path("validation/timeloop")
+    marvel_dir: Path = Path("validation/marvel")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -73,7 +75,7 @@ def _parity(scalesim_dir: Path, quick: bool):
 
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
     """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows) of the Eyeriss
-    chip and the Timeloop set; ``--quick`` skips the chip's realistic run and simulates only the
+    chip, the Timeloop set and MARVEL's Table 3; ``--quick`` skips the chip's realistic run and simulates only the
     Timeloop triples within the quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine)."""
     sections: list[tuple[str, list[str]]] = []
     eyeriss: list[dict] = []
@@ -93,6 +95,12 @@ def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str],
     else:
         missing.append(f"Timeloop reference set: no {paths.timeloop_dir.as_posix()}/references.csv (run from the "
                        "repository root)")
+    say("MARVEL Table 3")
+    if (paths.marvel_dir / "table3.csv").is_file():
+        sections.append(("MARVEL Table 3: off-chip mappings by the distinct-block model",
+                         table3_section(table3_rows(paths.marvel_dir))))
+    else:
+        missing.append(f"MARVEL Table 3: no {paths.marvel_dir.as_posix()}/table3.csv (run from the repository root)")
     return sections, eyeriss, timeloop
 
 
