@@ -39,6 +39,7 @@ from typing import Mapping
 
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.distinct_blocks import (
     block_words,
     dmc_slopes,
@@ -140,6 +141,21 @@ def optimize_offchip(nest: LoopNest, hw: HardwareSpec) -> OffchipChoice:
         tile, inter_tile_order(nest, tile, axes, block), axes,
         {role: layout_with_innermost(nest, role, a) for role, a in axes.items()}, blocks, ops,
         tile_ops(nest.dims) // ops, count)
+
+
+def pinned_dataflow(nest: LoopNest, choice: OffchipChoice, num_pes: int) -> list[Directive]:
+    """A MAESTRO dataflow whose level-0 loops are ``choice``'s L2 tiles in its inter-tile order
+    (``TemporalMap(T, T)`` per dimension: those with one tile first, then ``choice.order``),
+    above one cluster of all ``num_pes`` PEs that runs one MAC per PE per step, spread over the
+    dimension with the largest tile. accelsim's L2 then holds one tile, or several consecutive
+    ones when they fit together (its capacity rule, :class:`~accelsim.mapping.tiles.TileSchedule`).
+    The on-chip part is a placeholder for counting DRAM traffic; ``--mapper marvel`` searches it."""
+    outer = [d for d in nest.dims if d not in choice.order] + list(choice.order)
+    dataflow: list[Directive] = [MapDirective("temporal", choice.tile[d], choice.tile[d], d, 0) for d in outer]
+    dataflow.append(ClusterDirective(num_pes, 0))
+    widest = max(nest.dims, key=lambda d: choice.tile[d])
+    dataflow += [MapDirective("spatial" if d == widest else "temporal", 1, 1, d, 0) for d in nest.dims]
+    return dataflow
 
 
 def _axis_name(nest: LoopNest, role: str, axis: int) -> str:

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
-from accelsim.validation.marvel_table3 import table3_rows, table3_section
+from accelsim.validation.marvel_table3 import burst_rows, bursts_section, table3_rows, table3_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
@@ -99,6 +99,7 @@ def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str],
     if (paths.marvel_dir / "table3.csv").is_file():
         sections.append(("MARVEL Table 3: off-chip mappings by the distinct-block model",
                          table3_section(table3_rows(paths.marvel_dir))))
+        sections.append(("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows())))
     else:
         missing.append(f"MARVEL Table 3: no {paths.marvel_dir.as_posix()}/table3.csv (run from the repository root)")
     return sections, eyeriss, timeloop
