@@ -1294,10 +1294,12 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
                    "dataflows are not used).")
 @_layer_option("Search")
 @_set_option
-@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
-                                           "ng-pso", "ng-oneplusone", "ng-portfolio"]),
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "marvel", "ng-ga", "ng-de", "ng-cma",
+                                           "ng-tbpsa", "ng-pso", "ng-oneplusone", "ng-portfolio"]),
               default="gamma", show_default=True,
               help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome; "
+                   "marvel: MARVEL's decoupled mapper (off-chip tile by the distinct-block model, then the pruned "
+                   "on-chip space inside it; --min-utilization is its bound p); "
                    "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
                    "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")

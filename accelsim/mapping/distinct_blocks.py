@@ -78,8 +78,12 @@ def tensor_blocks(nest: LoopNest, role: str, tile: Mapping[str, int], innermost:
     return blocks * prod(axis_distinct(a, tile) for i, a in enumerate(axes) if i != innermost)
 
 
-def tensor_words(nest: LoopNest, role: str, tile: Mapping[str, int]) -> int:
-    """Distinct elements of tensor ``role`` one tile touches (what L2 holds of it)."""
+def tensor_words(nest: LoopNest, role: str, tile: Mapping[str, int], span: bool = False) -> int:
+    """Distinct elements of tensor ``role`` one tile touches (what MARVEL's L2 holds of it); with
+    ``span``, the box from its first to its last index on every axis, a strided window's gaps
+    included (what accelsim's L2 holds: :func:`accelsim.mapping.compile.check_fits`)."""
+    if span:
+        return prod(nest.extents(role, tile))
     return prod(axis_distinct(a, tile) for a in nest.tensors[role])
 
 
@@ -88,10 +92,10 @@ def tile_ops(tile: Mapping[str, int]) -> int:
     return prod(tile.values())
 
 
-def fits_l2(nest: LoopNest, tile: Mapping[str, int], capacity_words: int) -> bool:
-    """MARVEL's constraint: the tile's words of every tensor fit ``capacity_words``
-    (:func:`l2_capacity_words`, double buffering included)."""
-    return sum(tensor_words(nest, role, tile) for role in nest.tensors) <= capacity_words
+def fits_l2(nest: LoopNest, tile: Mapping[str, int], capacity_words: int, span: bool = False) -> bool:
+    """MARVEL's constraint: the tile's words of every tensor (:func:`tensor_words`) fit
+    ``capacity_words`` (:func:`l2_capacity_words`, double buffering included)."""
+    return sum(tensor_words(nest, role, tile, span) for role in nest.tensors) <= capacity_words
 
 
 @dataclass(frozen=True)

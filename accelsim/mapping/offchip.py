@@ -114,9 +114,11 @@ def inter_tile_order(nest: LoopNest, tile: Mapping[str, int], innermost: Mapping
     return tuple(sorted(looping, key=lambda d: (-slopes[d], rank[d])))
 
 
-def optimize_offchip(nest: LoopNest, hw: HardwareSpec) -> OffchipChoice:
+def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False) -> OffchipChoice:
     """The least-DMC off-chip mapping of ``nest`` on ``hw`` (module docstring: the search and its
-    tie rules). Raises InputError when no tile fits L2."""
+    tie rules). ``span``: a tile fits when its boxes, strided windows' gaps included, fit (what
+    accelsim's L2 holds; ``--mapper marvel`` needs it) rather than its distinct elements
+    (MARVEL's count; they differ on strided layers only). Raises InputError when no tile fits L2."""
     block = block_words(hw)
     capacity = l2_capacity_words(hw)
     dims = list(nest.dims)
@@ -124,7 +126,7 @@ def optimize_offchip(nest: LoopNest, hw: HardwareSpec) -> OffchipChoice:
     count = 0
     for sizes in product(*(divisors(nest.dims[d]) for d in dims)):
         tile = dict(zip(dims, sizes))
-        if not fits_l2(nest, tile, capacity):
+        if not fits_l2(nest, tile, capacity, span):
             continue
         count += 1
         axes, blocks = best_innermost(nest, tile, block)
