@@ -81,8 +81,24 @@ def load_hardware(
         data = parse_maestro_hw(text, source=source, name=_stem(ref))
     else:
         data, lines = _parse_yaml(text, source)
-        if "levels" in data:
-            data = expand_levels(data, source, lines.get(("levels",)))
+    return hardware_from_data(data, source=source, overrides=overrides, lines=lines)
+
+
+def hardware_from_data(
+    data: dict,
+    *,
+    source: str,
+    overrides: Iterable[str] = (),
+    lines: dict[tuple[str, ...], int] | None = None,
+) -> HardwareSpec:
+    """A validated hardware spec from an already parsed mapping (a YAML document's contents, or
+    a hardware table written inline in another file): expands ``levels``, applies ``--set``
+    overrides and validates, with the same messages as :func:`load_hardware`. ``lines`` maps
+    field paths to their line in ``source`` where known. Raises :class:`InputError`."""
+    lines = lines or {}
+    data = dict(data)
+    if "levels" in data:
+        data = expand_levels(data, source, lines.get(("levels",)))
     set_paths = apply_overrides(data, overrides, source=source)
     try:
         return HardwareSpec.model_validate(data)
@@ -115,6 +131,10 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
             raise InputError(f"field 'levels': {lv.name} keeps only {', '.join(lv.keeps)}; "
                              "bypass is not modelled (every tensor passes through every level)", source=source,
                              line=line)
+    for lv in levels[1:]:
+        if set(lv.reused_operands) != {"input", "weight"}:
+            raise InputError(f"field 'levels': {lv.name}: reused_operands applies to the per-PE level only",
+                             source=source, line=line)
     given = sorted(k for k in ("l1", "l2") if k in data)
     if given:
         raise InputError(f"give the hierarchy once: 'levels' or {' and '.join(given)}, not both", source=source,
@@ -127,7 +147,8 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
         raise InputError(f"field 'levels': {l2.name} needs read_bandwidth_words_per_cycle and "
                          "write_bandwidth_words_per_cycle", source=source, line=line)
     out = {k: v for k, v in data.items() if k != "levels"}
-    out["l1"] = {"size_bytes": l1.size_bytes, "double_buffered": l1.double_buffered}
+    out["l1"] = {"size_bytes": l1.size_bytes, "double_buffered": l1.double_buffered,
+                 "reused_operands": list(l1.reused_operands)}
     out["l2"] = {"size_bytes": l2.size_bytes, "double_buffered": l2.double_buffered,
                  "read_bandwidth_words_per_cycle": l2.read_bandwidth_words_per_cycle,
                  "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle}

@@ -82,10 +82,25 @@ def _is_int(value: object) -> bool:
 
 
 class L1Spec(_Strict):
-    """Per-PE scratchpad."""
+    """Per-PE scratchpad.
+
+    ``reused_operands``: the operands a PE keeps in its L1 from one step to the next, so that
+    the part of a tile it already holds is not sent again (default both). An operand left out
+    is sent whole every step that uses it, as by a PE that consumes each word it receives:
+    STONNE's MAERI multipliers keep their weights (a FIFO of every fold's weight) but take each
+    input from their input FIFO once, so the controller streams the inputs again for every
+    weight tile. In maestro mode every operand is reused (ideal effect ``l1_reuse``)."""
 
     size_bytes: PositiveInt
     double_buffered: bool = True
+    reused_operands: tuple[Literal["input", "weight"], ...] = ("input", "weight")
+
+    @field_validator("reused_operands")
+    @classmethod
+    def _distinct(cls, operands: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(operands)) != len(operands):
+            raise ValueError(f"an operand is listed twice in {list(operands)}")
+        return operands
 
 
 class L2Spec(_Strict):
@@ -217,7 +232,8 @@ class StorageLevelSpec(_Strict):
     sit (one per PE, one per cluster, one shared by the array); ``kind: dram`` is off-chip;
     ``size_bytes`` None is unbounded (DRAM); bandwidths in words per cycle (None: not limited);
     ``keeps`` the tensors it holds (the others bypass it); ``access_energy_pj`` per word (None:
-    from Interstellar Table 3 by size, or the DRAM figure)."""
+    from Interstellar Table 3 by size, or the DRAM figure); ``reused_operands`` (the per-PE
+    level only) the operands kept from one step to the next (see :class:`L1Spec`)."""
 
     name: str
     instances: Literal["per_pe", "per_cluster", "shared"]
@@ -228,6 +244,7 @@ class StorageLevelSpec(_Strict):
     double_buffered: bool = True
     keeps: tuple[Tensor, ...] = ("input", "weight", "output")
     access_energy_pj: Optional[float] = Field(default=None, ge=0)
+    reused_operands: tuple[Literal["input", "weight"], ...] = ("input", "weight")
 
 
 class HardwareSpec(_Strict):
@@ -258,7 +275,8 @@ class HardwareSpec(_Strict):
         word = self.word_size_bytes
         return (
             StorageLevelSpec(name="L1", instances="per_pe", size_bytes=self.l1.size_bytes,
-                             double_buffered=self.l1.double_buffered, access_energy_pj=self.energy.l1_access_pj),
+                             double_buffered=self.l1.double_buffered, access_energy_pj=self.energy.l1_access_pj,
+                             reused_operands=self.l1.reused_operands),
             StorageLevelSpec(name="L2", instances="shared", size_bytes=self.l2.size_bytes,
                              read_bandwidth_words_per_cycle=self.l2.read_bandwidth_words_per_cycle,
                              write_bandwidth_words_per_cycle=self.l2.write_bandwidth_words_per_cycle,

@@ -155,6 +155,7 @@ class LayerSimulation:
             ports=rates.ports,
             port_block_pes=rates.port_block_pes,
             port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
+            reused_operands=rates.reused_operands,
         )
         self.l2_buffers = rates.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
