@@ -35,12 +35,12 @@ def test_symmetric_pruning_keeps_one_of_each_mirror():
     same, and only the one naming Y' before X' is kept; L8's tile (Y'6 X'54) is not square, so
     both orders of Y' and X' are tried."""
     layer = MARVEL["L9_CONV5_3_2"]
-    offchip = optimize_offchip(layer.loop_nest(), HW, span=True)
+    offchip = optimize_offchip(layer.loop_nest(), HW, span=True, large_ties=True)
     for c in onchip_candidates(layer, offchip, HW, 0.1):
         sequence = (*c.spatial, *c.order)
         assert "X'" not in sequence or ("Y'" in sequence and sequence.index("Y'") < sequence.index("X'"))
     layer8 = MARVEL["L8_CONV2_2_2"]
-    offchip8 = optimize_offchip(layer8.loop_nest(), HW, span=True)
+    offchip8 = optimize_offchip(layer8.loop_nest(), HW, span=True, large_ties=True)
     firsts = {next(d for d in (*c.spatial, *c.order) if d in ("Y'", "X'"))
               for c in onchip_candidates(layer8, offchip8, HW, 0.1) if {"Y'", "X'"} <= {*c.spatial, *c.order}}
     assert firsts == {"Y'", "X'"}
@@ -52,7 +52,7 @@ def test_candidates_obey_marvels_pruning():
     tile as its level-0 loops (trips = L2 tile counts, in the off-chip order)."""
     layer = MARVEL["L8_CONV2_2_2"]
     nest = layer.loop_nest()
-    offchip = optimize_offchip(nest, HW, span=True)
+    offchip = optimize_offchip(nest, HW, span=True, large_ties=True)
     candidates = list(onchip_candidates(layer, offchip, HW, 0.25))
     assert candidates
     for c in candidates[::97]:

@@ -114,11 +114,13 @@ def inter_tile_order(nest: LoopNest, tile: Mapping[str, int], innermost: Mapping
     return tuple(sorted(looping, key=lambda d: (-slopes[d], rank[d])))
 
 
-def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False) -> OffchipChoice:
+def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False, large_ties: bool = False) -> OffchipChoice:
     """The least-DMC off-chip mapping of ``nest`` on ``hw`` (module docstring: the search and its
     tie rules). ``span``: a tile fits when its boxes, strided windows' gaps included, fit (what
     accelsim's L2 holds; ``--mapper marvel`` needs it) rather than its distinct elements
-    (MARVEL's count; they differ on strided layers only). Raises InputError when no tile fits L2."""
+    (MARVEL's count; they differ on strided layers only). ``large_ties``: among equal DMCs the
+    larger tile first (tie rule 1 reversed: more work per tile for the PEs to share, which
+    ``--mapper marvel`` wants). Raises InputError when no tile fits L2."""
     block = block_words(hw)
     capacity = l2_capacity_words(hw)
     dims = list(nest.dims)
@@ -133,7 +135,8 @@ def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False) -> Of
         ops = tile_ops(tile)
         preference = sum(axis_preference(a, len(nest.tensors[role])) for role, a in axes.items())
         reduction = tile_ops({d: tile[d] for d in nest.reduction_dims})
-        key = (Fraction(sum(blocks.values()), ops), ops, preference, -reduction, tuple(-n for n in sizes))
+        key = (Fraction(sum(blocks.values()), ops), -ops if large_ties else ops, preference, -reduction,
+               tuple(-n for n in sizes))
         if best is None or key < best[0]:
             best = (key, tile, axes, blocks, ops)
     if best is None:
