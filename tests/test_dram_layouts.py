@@ -86,6 +86,9 @@ def test_bad_layouts_are_refused():
         layer_layouts(nest, ("psum=N,Y,C,X",), HW, "L8")
     with pytest.raises(InputError, match="expected 'marvel'"):
         layer_layouts(nest, ("nhwc",), HW, "L8")
+    tiny = HW.model_copy(update={"l2": HW.l2.model_copy(update={"size_bytes": 4})})  # 2 words a tile: one MAC needs 3
+    with pytest.raises(InputError, match="--dram-layout marvel, layer L8: no L2 tile fits"):
+        layer_layouts(nest, ("marvel",), tiny, "L8")
     job = replace(_pinned("L8_CONV2_2_2"), dram_layouts=(("input", (0, 1, 1, 2)),))
     with pytest.raises(MappingError, match="permutation"):
         compile_job(job, HW)

@@ -106,7 +106,10 @@ def layer_layouts(nest: LoopNest, specs: Sequence[str], hw: HardwareSpec, layer:
     layouts: dict[str, tuple[int, ...]] = {}
     for spec in specs:
         if spec.strip() == MARVEL:
-            layouts.update(optimize_offchip(nest, hw).layouts)
+            try:
+                layouts.update(optimize_offchip(nest, hw).layouts)
+            except InputError as e:
+                raise InputError(f"--dram-layout marvel, layer {layer}: {e.detail}") from None
             continue
         if spec.strip() == BURSTS:
             continue  # chosen once the job is compiled (with_dram_layouts)
