@@ -325,12 +325,13 @@ def test_against_timeloop_model():
 
 
 def test_timeloop_levels_as_data():
-    """Eyeriss-like (2024 example design): its three per-PE scratchpads become L1, the global
-    buffer L2, DRAM DRAM; each level's kept tensors follow the mapping's keep/bypass entries
-    (weights_spad keeps only Weights; shared_glb bypasses Weights)."""
+    """Eyeriss-like (2024 example design): of its three per-PE scratchpads the outermost
+    (ifmap_spad) becomes L1 and the two inside it register files, the global buffer L2, DRAM
+    DRAM; each level's kept tensors follow the mapping's keep/bypass entries (weights_spad keeps
+    only Weights; shared_glb bypasses Weights)."""
     t = _load("ex2024-design-eyeriss_like-mapper")
-    assert t.roles == {"DRAM": "DRAM", "shared_glb": "L2", "ifmap_spad": "L1", "weights_spad": "L1",
-                       "psum_spad": "L1"}
+    assert t.roles == {"DRAM": "DRAM", "shared_glb": "L2", "ifmap_spad": "L1", "weights_spad": "register file",
+                       "psum_spad": "register file"}
     by_name = {lv.name: lv for lv in t.levels}
     assert [lv.name for lv in t.levels][-1] == "DRAM" and by_name["DRAM"].kind == "dram"
     assert by_name["weights_spad"].keeps == ("weight",) and by_name["weights_spad"].instances == "per_pe"

@@ -31,9 +31,9 @@ from pydantic import ValidationError
 
 from accelsim.errors import InputError, InputWarning
 from accelsim.hw.loader import apply_overrides, load_hardware
-from accelsim.hw.spec import HardwareSpec, StorageLevelSpec
+from accelsim.hw.spec import RESERVED_LEVEL_NAMES, HardwareSpec, StorageLevelSpec
 from accelsim.input_files import load_yaml, read_text
-from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
+from accelsim.mapping.compile import InnerPins, PinnedLevel, PinnedLoop, buffer_needs_bytes, compile_mapping
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.loopnest_format import NestEntry, NestLayer, loopnest_dataflow
 from accelsim.mapping.timeloop_arch import TimeloopArch, read_architecture
@@ -366,13 +366,48 @@ def _bypass_note(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan:
             "tensors at those levels differ from Timeloop's")
 
 
+def _register_files(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> list[int]:
+    """The Timeloop levels inside the PE that become accelsim register files (inner levels),
+    innermost first: every per-PE level below the outermost one (which is L1), when the
+    architecture has several, each has a size and keeps one of the problem's tensors, their
+    names are free, and no spatial loop runs inside the PE (a register file feeds one MAC).
+    Otherwise none: the PE's levels are summed into L1."""
+    n = len(arch.levels)
+    inside = list(range(n - 1, plan.pe_first, -1))
+    names = [arch.levels[i].name.lower() for i in inside]
+    if (not inside or _macs_used(lm, arch, plan) > 1 or len(set(names)) < len(names)
+            or any(name in RESERVED_LEVEL_NAMES for name in names)):
+        return []
+    for i in inside:
+        kept = lm.kept[i]
+        if arch.levels[i].size_bytes is None or (kept is not None and not kept & set(prob.tensors.values())):
+            return []
+    return inside
+
+
+def _pins(arch: TimeloopArch, lm: _LevelMap, prob: TimeloopProblem, plan: _Plan, files: list[int]) -> InnerPins:
+    """The mapping's temporal loops at L1 (the outermost level inside the PE) and at each
+    register file, in accelsim's dimensions, outermost first."""
+    dims = list(prob.extents)
+
+    def loops(i: int) -> tuple[PinnedLoop, ...]:
+        order = reversed(_ordered(lm.temporal[i], lm.temporal_perm[i], dims))
+        return tuple(PinnedLoop(a, lm.temporal[i][d]) for d in order
+                     if lm.temporal[i].get(d, 1) > 1 and (a := prob.rename.get(d)) is not None)
+
+    return InnerPins(loops(plan.pe_first), tuple(PinnedLevel(arch.levels[i].name, loops(i)) for i in files))
+
+
 def _ample(arch: TimeloopArch, plan: _Plan) -> float:
     """Words per cycle for a level whose bandwidth the architecture leaves out: Timeloop does
     not limit it, so high enough that a transfer takes at most a cycle or so."""
     return float(UNLIMITED_WORDS_PER_CYCLE)
 
 
-def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int) -> dict[str, Any]:
+def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int,
+                   files: Sequence[tuple[int, tuple[str, ...]]] = ()) -> dict[str, Any]:
+    """The spec's data; ``files``: the Timeloop levels (index, tensors kept) that become
+    register files inside the PE, innermost first."""
     word_bytes = max(1, ceil(arch.mac_word_bits / 8))
     ample = _ample(arch, plan)
     n = len(arch.levels)
@@ -393,6 +428,11 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
     }
     if arch.clock_mhz:
         data["clock_mhz"] = arch.clock_mhz
+    if files:  # a register file holds as many of accelsim's words as it has of its own
+        data["inner_levels"] = [{"name": arch.levels[i].name, "instances": "per_pe", "kind": "buffer",
+                                 "size_bytes": (arch.levels[i].size_bytes or 0) * 8 // arch.levels[i].word_bits
+                                 * word_bytes, "double_buffered": False, "keeps": list(keeps)}
+                                for i, keeps in files]
     return data
 
 
@@ -411,22 +451,29 @@ class TimeloopJob:
     tensors: dict[str, str] = field(default_factory=dict)  # input/weight/output -> Timeloop's data space
 
 
-def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> tuple[
+def _keeps(lm: _LevelMap, i: int, prob: TimeloopProblem) -> tuple[str, ...]:
+    """The accelsim tensors Timeloop level ``i`` keeps (its ``keep``; every tensor without one)."""
+    kept = lm.kept[i]
+    return tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+
+
+def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem, files: Sequence[int] = ()) -> tuple[
         tuple[StorageLevelSpec, ...], dict[str, str], dict[str, str]]:
-    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles."""
+    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles
+    (``files``: the levels that became register files inside the PE)."""
     levels, roles = [], {}
     n = len(arch.levels)
     for i in range(n - 1, -1, -1):
         lv = arch.levels[i]
-        kept = lm.kept[i]
-        keeps = tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+        keeps = _keeps(lm, i, prob)
         where: Literal["per_pe", "per_cluster", "shared"] = (
             "per_pe" if i >= plan.pe_first else "shared" if lv.instances == 1 else "per_cluster")
         levels.append(StorageLevelSpec(
             name=lv.name, instances=where, kind="dram" if i == 0 else "buffer", size_bytes=lv.size_bytes,
             read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
             double_buffered=False, keeps=keeps))  # type: ignore[arg-type]
-        roles[lv.name] = ("DRAM" if i == 0 else "L1" if i >= plan.pe_first else "L2" if i == 1 else "cluster")
+        roles[lv.name] = ("DRAM" if i == 0 else "register file" if i in files else "L1" if i >= plan.pe_first
+                          else "L2" if i == 1 else "cluster")
     return tuple(levels), roles, dict(prob.tensors)
 
 
@@ -476,7 +523,11 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     if hw_ref is not None:
         return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
     used = replace(plan, macs_per_pe=min(plan.macs_per_pe, _macs_used(lm, arch, plan)))
-    return TimeloopJob(_hardware(arch, used, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
+    files = _register_files(arch, plan, lm, prob)
+    if files:
+        job = replace(job, inner_pins=_pins(arch, lm, prob, plan, files))
+    hw = _hardware(arch, used, job, overrides, source, [(i, _keeps(lm, i, prob)) for i in files])
+    return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob, files))
 
 
 def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
@@ -489,15 +540,18 @@ def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
     return max(1, prod(f for factors in spread for f in factors.values()))
 
 
-def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str) -> HardwareSpec:
+def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str,
+              files: Sequence[tuple[int, tuple[str, ...]]] = ()) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
     hold one half (a level that bypasses a tensor). Without a job (search), the architecture's
-    sizes (a level it lacks: unbounded, 2^30 bytes)."""
+    sizes (a level it lacks: unbounded, 2^30 bytes). ``files``: the levels inside the PE that
+    are register files (index, tensors kept), innermost first; L1 is then the outermost level
+    inside the PE alone, else the sum of them all."""
     word_bytes = max(1, ceil(arch.mac_word_bits / 8))
     n = len(arch.levels)
-    inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:]]
+    inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:plan.pe_first + 1 if files else n]]
     l1_arch = sum(s for s in inside if s is not None) if inside and None not in inside else None
     l2_arch = arch.levels[1].size_bytes if plan.pe_first > 1 and n > 1 else None
     if job is None:
@@ -507,7 +561,7 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
         need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
         room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
         grown = []
-        for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
+        for what, have, need in (("L1" if files else "L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
             if have is not None and have < need:
                 grown.append(f"{what} from {have} to {need} bytes")
         if grown:
@@ -515,7 +569,7 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
                           + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
         # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations
         # as fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
-        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
+        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1), files)
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)

@@ -113,7 +113,7 @@ def compare(row: dict[str, str]) -> Comparison:
         int(dram["input"]["reads_total"]), acc["input"].dram_read,
         int(dram["output"]["reads_total"]), acc["output"].dram_read,
         int(dram["output"]["updates_total"]), acc["output"].dram_write, *(l2 or [-1] * 8),
-        sum(role == "L1" for role in t.roles.values()))
+        sum(role in ("L1", "register file") for role in t.roles.values()))
 
 
 def main() -> None:
