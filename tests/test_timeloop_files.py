@@ -270,6 +270,11 @@ def test_cli_mapping_format_timeloop(tmp_path):
 
 # ----- against timeloop-model v3.0.3 (validation/timeloop/references.csv, accesses.csv) ----------
 def _vs_timeloop():
+    module = _vs_timeloop_module()
+    return [module.compare(row) for row in module.dense_rows()]
+
+
+def _vs_timeloop_module():
     import importlib.util
 
     path = REAL.parent / "accelsim_vs_timeloop.py"
@@ -278,7 +283,52 @@ def _vs_timeloop():
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
-    return [module.compare(row) for row in module.dense_rows()]
+    return module
+
+
+def test_levels_inside_the_pe_against_timeloop_model():
+    """The six dense triples whose PE has several levels (Eyeriss-like four times: ifmap_spad =
+    L1, weights_spad and psum_spad register files; simple output- and weight-stationary: pe_spad
+    = L1, one-word weight, input and output registers), each level's counts beside
+    timeloop-model's (``pe_level_references.csv``, rewritten identically from the files):
+
+    - operand reads equal on all 13 operand rows (the MACs' reads at the innermost level
+      keeping the operand, and pe_spad's weight reads by weight_reg);
+    - operand fills (accelsim's writes) equal on 9 of them: ifmap_spad's input fills (4),
+      input_activation_reg's (2), weight_reg's (2) and pe_spad's weight fills; on the four
+      weights_spad rows accelsim refills the register file at every step (a tile does not
+      outlive a step) where Timeloop keeps it across the steps that do not change weights:
+      accelsim's fills there are its reads (one per MAC), above Timeloop's;
+    - at the innermost level keeping outputs (6 rows) Timeloop's updates are the MACs, and
+      accelsim's output fills (its writes less the MACs' updates) are Timeloop's fills plus the
+      updates Timeloop does without a read (the first partial sum of an output, which Timeloop
+      starts at zero and accelsim reads from the level above);
+    - at L1 keeping outputs (output-stationary's pe_spad) accelsim's writes, the register's
+      write-backs, equal Timeloop's updates."""
+    module = _vs_timeloop_module()
+    rows = {r["triple_id"]: r for r in module.dense_rows()}
+    several = ("ex2024_06_mapper_eyeriss_vgg02_l5", "ex2024_tla_eyeriss_intmac", "ex2024_tla_eyeriss_fpmac",
+               "design2024_eyeriss_like", "design2024_simple_output_stationary",
+               "design2024_simple_weight_stationary")
+    got = [c for t in several for c in module.pe_levels(rows[t])]
+    with open(REAL.parent / "pe_level_references.csv", newline="") as fh:
+        kept = list(csv.DictReader(fh))
+    assert [{k: str(v) for k, v in vars(c).items()} for c in got] == kept
+    macs = {t: next(c.timeloop_reads for c in got if c.triple_id == t and c.tensor == "input" and
+                    c.level in ("ifmap_spad", "input_activation_reg")) for t in several}
+    operands = [c for c in got if c.tensor != "output"]
+    assert len(operands) == 13 and all(c.accelsim_reads == c.timeloop_reads for c in operands)
+    refilled = [c for c in operands if c.accelsim_writes != c.timeloop_fills]
+    assert {(c.triple_id, c.level) for c in refilled} == {(t, "weights_spad") for t in several[:4]}
+    assert all(c.accelsim_writes == c.accelsim_reads == macs[c.triple_id] > c.timeloop_fills for c in refilled)
+    innermost = [c for c in got if c.tensor == "output" and c.role == "register file"]
+    assert len(innermost) == 6
+    for c in innermost:
+        assert c.timeloop_updates == macs[c.triple_id]
+        first_partial_sums = c.timeloop_updates - c.timeloop_reads
+        assert c.accelsim_writes - macs[c.triple_id] == c.timeloop_fills + first_partial_sums, c
+    (l1_out,) = [c for c in got if c.tensor == "output" and c.role == "L1"]
+    assert l1_out.accelsim_writes == l1_out.timeloop_updates
 
 
 def test_against_timeloop_model():
