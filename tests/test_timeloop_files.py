@@ -21,7 +21,7 @@ from accelsim.cli import main
 from accelsim.errors import InputError
 from accelsim.mapping.jobs import jobs_from_loopnest, prepare
 from accelsim.mapping.timeloop_arch import read_architecture
-from accelsim.mapping.timeloop_files import _factors, _permutation, load_timeloop
+from accelsim.mapping.timeloop_files import _factors, _permutation, load_timeloop, read_files, timeloop_job
 from accelsim.mapping.timeloop_problem import read_problem
 
 REAL = Path(__file__).resolve().parent.parent / "validation" / "timeloop" / "real"
@@ -408,13 +408,45 @@ def test_search_on_timeloop_files(tmp_path):
                                   "ex2024-design-simple_weight_stationary-mapper"])
 def test_simulator_agrees_with_analytical_model_on_timeloop_files(case):
     """Differential: the simulator in maestro mode and the analytical model give the same cycles
-    and the same accesses on Timeloop's files (the figures compared with timeloop-model)."""
+    and the same accesses on Timeloop's files (the figures compared with timeloop-model),
+    the register files' included (Eyeriss-like, simple weight-stationary)."""
     from accelsim.sim.engine import SimOptions, simulate_layer
 
     t = _load(case)
     cm = prepare(t.jobs[0], t.hw)
     a, s = analyze_layer(cm, t.hw, "maestro"), simulate_layer(cm, t.hw, SimOptions(mode="maestro"))
     assert (a.cycles, a.accesses) == (s.cycles, s.accesses)
+    assert (a.inner_accesses, a.inner_loops) == (s.inner_accesses, s.inner_loops)
+    assert bool(a.inner_loops) == ("design" in case)
+
+
+def test_pe_levels_become_register_files_with_pinned_loops():
+    """Simple weight-stationary (2024 example design, the mapper's mapping): of pe_spad (384 B,
+    keeps weights), weight_reg, input_activation_reg and output_activation_reg (one 16-bit word
+    each) pe_spad is L1 and the registers are register files, innermost first, each keeping its
+    one tensor. The mapping's loops (Timeloop's P Q are accelsim's Y' X') are pinned: weight_reg
+    holds P28 Q4 (permutation QP: Q innermost), pe_spad's own loops are R3 Q2 P2 (outermost
+    first), the registers below weight_reg hold none, so a PE's step box Y'56 X'8 R3 splits Y'
+    and X'. Without the mapping (search) the levels are summed into L1 as before: 384 + 3 x 2
+    bytes."""
+    from accelsim.mapping.compile import InnerPins, PinnedLevel, PinnedLoop
+
+    t = _load("ex2024-design-simple_weight_stationary-mapper")
+    assert [(lv.name, lv.size_bytes, lv.keeps) for lv in t.hw.inner_levels] == [
+        ("output_activation_reg", 2, ("output",)), ("input_activation_reg", 2, ("input",)),
+        ("weight_reg", 2, ("weight",))]
+    assert t.roles["pe_spad"] == "L1" and t.roles["weight_reg"] == "register file"
+    assert t.jobs[0].inner_pins == InnerPins(
+        (PinnedLoop("R", 3), PinnedLoop("X'", 2), PinnedLoop("Y'", 2)),
+        (PinnedLevel("output_activation_reg", ()), PinnedLevel("input_activation_reg", ()),
+         PinnedLevel("weight_reg", (PinnedLoop("Y'", 28), PinnedLoop("X'", 4)))))
+    case = REAL / "ex2024-design-simple_weight_stationary-mapper"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unmapped = timeloop_job(read_files([str(case / "architecture.yaml"), str(case / "problem.yaml")]),
+                                mapping_used=False)
+    assert not unmapped.hw.inner_levels and unmapped.hw.l1.size_bytes == 384 + 3 * 2
+    assert "register file" not in unmapped.roles.values()
 
 
 @given(st.dictionaries(st.sampled_from(list("CMRSNPQ")), st.integers(1, 999), max_size=7),

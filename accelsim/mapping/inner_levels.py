@@ -11,7 +11,10 @@ its tile. The default rule, the counterpart of L2's, gives each level the most i
 whose tile of the tensors it keeps fits its size (doubled when double-buffered), and never
 fewer than a level below it that keeps one of the same tensors; :class:`InnerTiling` records the choice per level, computed on
 the largest box a PE holds (the first step's first PE, where every window is full); smaller
-(ragged) boxes run the same loops with clipped extents.
+(ragged) boxes run the same loops with clipped extents. A mapping may pin the nest instead
+(:class:`~accelsim.mapping.compile.InnerPins`, from Timeloop's loops at the levels inside a
+PE): L1's own loops outermost, then what each register file adds, so a dimension may be split
+over several loops; a loop steps its dimension by the trips of that dimension's loops inside it.
 
 Counting (words), per level and tensor it keeps; a tensor a level does not keep bypasses it
 (its words move between the nearest levels above and below that keep it):

@@ -9,7 +9,10 @@ How Timeloop's levels become accelsim's (``README.md``, Timeloop's files):
 - the PE is one instance of the innermost storage level (its MACs: ``macs_per_pe_per_cycle``);
   every level with as many instances as PEs is inside the PE (below the first shared level,
   which is L2 even in a one-PE design); their loops, and the spatial loops onto a PE's MACs,
-  are one PE's tile (the ``L1`` entry), and L1's size is the sum of their sizes;
+  are one PE's tile (the ``L1`` entry); of several such levels the outermost is L1 and the
+  others are register files (``inner_levels``) holding the mapping's loops at them
+  (``Job.inner_pins``), unless :func:`_register_files` says they are summed into L1 (L1's size
+  then the sum of theirs);
 - the first level below DRAM is L2; its loops and those of every level between it and the PEs
   (cluster buffers, which accelsim does not hold) are ``L2`` entries, and each fanout between
   them is a spatial entry (a spatial entry over several dimensions becomes nested cluster
