@@ -420,6 +420,30 @@ def test_simulator_agrees_with_analytical_model_on_timeloop_files(case):
     assert bool(a.inner_loops) == ("design" in case)
 
 
+def test_register_file_smaller_than_its_pinned_tile_grows(tmp_path):
+    """Eyeriss-like with psum_spad cut to 4 words (8 B): the mapping pins K8 there, 8 outputs of 2
+    bytes, so it is sized to 16 B with one warning naming it (as L1 grows to the PE's tile); its
+    counts are those of the 32 B original. weights_spad (192 rows of 16 bits, 8-bit words: 384
+    words) holds 384 of accelsim's 2-byte words, 768 B."""
+    case = REAL / "ex2024-design-eyeriss_like-mapper"
+    text = (case / "architecture.yaml").read_text()
+    cut = text.replace("name: psum_spad\n      class: smartbuffer_RF\n      attributes:\n        depth: 16",
+                       "name: psum_spad\n      class: smartbuffer_RF\n      attributes:\n        depth: 4")
+    assert cut != text
+    (tmp_path / "architecture.yaml").write_text(cut)
+    files = [str(tmp_path / "architecture.yaml"), str(case / "problem.yaml"), str(case / "mapping.yaml")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = load_timeloop(files)
+    assert any("psum_spad from 8 to 16 bytes" in str(w.message) for w in caught)
+    full = _load("ex2024-design-eyeriss_like-mapper")
+    assert {lv.name: lv.size_bytes for lv in t.hw.inner_levels} == {"psum_spad": 16, "weights_spad": 768}
+    assert {lv.name: lv.size_bytes for lv in full.hw.inner_levels} == {"psum_spad": 32, "weights_spad": 768}
+    a, b = (analyze_layer(prepare(x.jobs[0], x.hw), x.hw, "maestro") for x in (t, full))
+    assert a.inner_accesses == b.inner_accesses and a.inner_loops == b.inner_loops == {"psum_spad": ["K"],
+                                                                                          "weights_spad": ["R", "K"]}
+
+
 def test_pe_levels_become_register_files_with_pinned_loops():
     """Simple weight-stationary (2024 example design, the mapper's mapping): of pe_spad (384 B,
     keeps weights), weight_reg, input_activation_reg and output_activation_reg (one 16-bit word

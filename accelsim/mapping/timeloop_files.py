@@ -36,7 +36,9 @@ from accelsim.errors import InputError, InputWarning
 from accelsim.hw.loader import apply_overrides, load_hardware
 from accelsim.hw.spec import RESERVED_LEVEL_NAMES, HardwareSpec, StorageLevelSpec
 from accelsim.input_files import load_yaml, read_text
-from accelsim.mapping.compile import InnerPins, PinnedLevel, PinnedLoop, buffer_needs_bytes, compile_mapping
+from accelsim.mapping.compile import CompiledMapping, InnerPins, PinnedLevel, PinnedLoop, buffer_needs_bytes, \
+    compile_mapping
+from accelsim.mapping.inner_levels import inner_tiling
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.loopnest_format import NestEntry, NestLayer, loopnest_dataflow
 from accelsim.mapping.timeloop_arch import TimeloopArch, read_architecture
@@ -369,6 +371,21 @@ def _bypass_note(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan:
             "tensors at those levels differ from Timeloop's")
 
 
+@dataclass(frozen=True)
+class _RegisterFile:
+    """A Timeloop level inside the PE that accelsim models as a register file: its index, the
+    tensors it keeps and its size (bytes of accelsim's words)."""
+
+    index: int
+    keeps: tuple[str, ...]
+    size_bytes: int
+
+
+def _word_bytes(arch: TimeloopArch) -> int:
+    """accelsim's word: the MAC's operand width, in whole bytes."""
+    return max(1, ceil(arch.mac_word_bits / 8))
+
+
 def _register_files(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> list[int]:
     """The Timeloop levels inside the PE that become accelsim register files (inner levels),
     innermost first: every per-PE level below the outermost one (which is L1), when the
@@ -408,10 +425,10 @@ def _ample(arch: TimeloopArch, plan: _Plan) -> float:
 
 
 def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int,
-                   files: Sequence[tuple[int, tuple[str, ...]]] = ()) -> dict[str, Any]:
-    """The spec's data; ``files``: the Timeloop levels (index, tensors kept) that become
-    register files inside the PE, innermost first."""
-    word_bytes = max(1, ceil(arch.mac_word_bits / 8))
+                   files: Sequence[_RegisterFile] = ()) -> dict[str, Any]:
+    """The spec's data; ``files``: the Timeloop levels that become register files inside the
+    PE, innermost first."""
+    word_bytes = _word_bytes(arch)
     ample = _ample(arch, plan)
     n = len(arch.levels)
     l2 = arch.levels[1] if plan.pe_first > 1 else None
@@ -431,11 +448,10 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
     }
     if arch.clock_mhz:
         data["clock_mhz"] = arch.clock_mhz
-    if files:  # a register file holds as many of accelsim's words as it has of its own
-        data["inner_levels"] = [{"name": arch.levels[i].name, "instances": "per_pe", "kind": "buffer",
-                                 "size_bytes": (arch.levels[i].size_bytes or 0) * 8 // arch.levels[i].word_bits
-                                 * word_bytes, "double_buffered": False, "keeps": list(keeps)}
-                                for i, keeps in files]
+    if files:
+        data["inner_levels"] = [{"name": arch.levels[f.index].name, "instances": "per_pe", "kind": "buffer",
+                                 "size_bytes": f.size_bytes, "double_buffered": False, "keeps": list(f.keeps)}
+                                for f in files]
     return data
 
 
@@ -529,7 +545,10 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     files = _register_files(arch, plan, lm, prob)
     if files:
         job = replace(job, inner_pins=_pins(arch, lm, prob, plan, files))
-    hw = _hardware(arch, used, job, overrides, source, [(i, _keeps(lm, i, prob)) for i in files])
+    # a register file holds as many of accelsim's words as it has words of its own
+    rfs = [_RegisterFile(i, _keeps(lm, i, prob), (arch.levels[i].size_bytes or 0) * 8 // arch.levels[i].word_bits
+                         * _word_bytes(arch)) for i in files]
+    hw = _hardware(arch, used, job, overrides, source, rfs)
     return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob, files))
 
 
@@ -543,16 +562,31 @@ def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
     return max(1, prod(f for factors in spread for f in factors.values()))
 
 
+def _grown_register_files(arch: TimeloopArch, plan: _Plan, cm: CompiledMapping,
+                          files: Sequence[_RegisterFile]) -> tuple[list[_RegisterFile], list[str]]:
+    """``files`` each at least as large as its pinned tile of ``cm``, and what grew."""
+    probe = HardwareSpec.model_validate(_hardware_data(arch, plan, UNBOUNDED_BYTES, UNBOUNDED_BYTES,
+                                                       [replace(f, size_bytes=UNBOUNDED_BYTES) for f in files]))
+    out, grown = [], []
+    for f, tile in zip(files, inner_tiling(cm, probe).levels):
+        need = tile.tile_words * _word_bytes(arch)
+        if need > f.size_bytes:
+            grown.append(f"{tile.name} from {f.size_bytes} to {need} bytes")
+        out.append(replace(f, size_bytes=max(f.size_bytes, need)))
+    return out, grown
+
+
 def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str,
-              files: Sequence[tuple[int, tuple[str, ...]]] = ()) -> HardwareSpec:
+              files: Sequence[_RegisterFile] = ()) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
     hold one half (a level that bypasses a tensor). Without a job (search), the architecture's
     sizes (a level it lacks: unbounded, 2^30 bytes). ``files``: the levels inside the PE that
-    are register files (index, tensors kept), innermost first; L1 is then the outermost level
-    inside the PE alone, else the sum of them all."""
-    word_bytes = max(1, ceil(arch.mac_word_bits / 8))
+    are register files, innermost first, each grown (with the same warning) to its pinned tile
+    where that is larger (accelsim's dense tile of a strided window, or a word wider than the
+    level's own); L1 is then the outermost level inside the PE alone, else the sum of them all."""
+    word_bytes = _word_bytes(arch)
     n = len(arch.levels)
     inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:plan.pe_first + 1 if files else n]]
     l1_arch = sum(s for s in inside if s is not None) if inside and None not in inside else None
@@ -563,7 +597,9 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
         cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
         need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
         room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
-        grown = []
+        grown: list[str] = []
+        if files:
+            files, grown = _grown_register_files(arch, plan, replace(cm, inner_pins=job.inner_pins), files)
         for what, have, need in (("L1" if files else "L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
             if have is not None and have < need:
                 grown.append(f"{what} from {have} to {need} bytes")
