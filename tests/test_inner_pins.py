@@ -78,6 +78,24 @@ def test_a_dimension_split_over_levels(tmp_path):
     assert (result.accesses["input"].l1_read, result.accesses["weight"].l1_read) == (5, 16)
 
 
+def test_an_operand_held_whole_is_kept_across_steps(tmp_path):
+    """SMALL in three steps down its output rows (Y windows of 3 rows at offset 1: box K2 Y'1 X'3
+    C1 R3 S3, 54 MACs a step, 162 in all). RF0 (18 B, keeps weights) is pinned K2 R3 S3 under
+    L1's X'3: no loop outside it indexes weights, so it holds the step's 18 weights whole and
+    keeps them across steps as L1 does: it is filled with L1's weight writes, the 18 weights
+    once (every step uses the same filters), not 18 per step (54). Reads: one per MAC (162);
+    L1 is read by its fills (18)."""
+    hw = _hw(tmp_path, [{**RF7, "size_bytes": 18, "keeps": ["weight"]}])
+    pins = InnerPins(L("X'3"), (PinnedLevel("RF0", L("K2 R3 S3")),))
+    cm = prepare(Job(SMALL, (T(2, 2, "K"), T(1, 1, "C"), T(3, 1, "Y"), T(5, 5, "X")), "test", inner_pins=pins), hw)
+    assert cm.steps == 3 and inner_tiling(cm, hw).levels[0].whole == ("weight",)
+    assert inner_counts(cm, hw).writes["RF0"]["weight"] == 54  # the per-step bound
+    for result in (simulate_layer(cm, hw, SimOptions(mode="maestro")), analyze_layer(cm, hw, "maestro")):
+        assert result.accesses["weight"].l1_write == 18
+        assert _rw(result, "RF0", "weight") == (162, 18)
+        assert result.accesses["weight"].l1_read == 18
+
+
 def test_pins_that_do_not_fit_are_refused(tmp_path):
     """Pins naming other register files, loops that do not divide the step box, a pinned tile
     larger than the register file (RF0 of 7 B holding Y'3 X'3 of all three tensors: 9 + 1 + 9

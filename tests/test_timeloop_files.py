@@ -294,11 +294,12 @@ def test_levels_inside_the_pe_against_timeloop_model():
 
     - operand reads equal on all 13 operand rows (the MACs' reads at the innermost level
       keeping the operand, and pe_spad's weight reads by weight_reg);
-    - operand fills (accelsim's writes) equal on 9 of them: ifmap_spad's input fills (4),
-      input_activation_reg's (2), weight_reg's (2) and pe_spad's weight fills; on the four
-      weights_spad rows accelsim refills the register file at every step (a tile does not
-      outlive a step) where Timeloop keeps it across the steps that do not change weights:
-      accelsim's fills there are its reads (one per MAC), above Timeloop's;
+    - operand fills (accelsim's writes) equal on all 13: ifmap_spad's input fills (4),
+      input_activation_reg's (2), weight_reg's (2), pe_spad's weight fills and weights_spad's
+      (4), which holds a step's weights whole (its loops R K, or R C K, are every loop of the
+      PE indexing weights) and keeps them across steps, as Timeloop does, while the steps'
+      loops do not change them (the per-step bound, refilling it at every step, would be one
+      fill per MAC: 10,838,016 against Timeloop's 193,536 on Eyeriss-like);
     - at the innermost level keeping outputs (6 rows) Timeloop's updates are the MACs, and
       accelsim's output fills (its writes less the MACs' updates) are Timeloop's fills plus the
       updates Timeloop does without a read (the first partial sum of an output, which Timeloop
@@ -318,9 +319,7 @@ def test_levels_inside_the_pe_against_timeloop_model():
                     c.level in ("ifmap_spad", "input_activation_reg")) for t in several}
     operands = [c for c in got if c.tensor != "output"]
     assert len(operands) == 13 and all(c.accelsim_reads == c.timeloop_reads for c in operands)
-    refilled = [c for c in operands if c.accelsim_writes != c.timeloop_fills]
-    assert {(c.triple_id, c.level) for c in refilled} == {(t, "weights_spad") for t in several[:4]}
-    assert all(c.accelsim_writes == c.accelsim_reads == macs[c.triple_id] > c.timeloop_fills for c in refilled)
+    assert all(c.accelsim_writes == c.timeloop_fills for c in operands)
     innermost = [c for c in got if c.tensor == "output" and c.role == "register file"]
     assert len(innermost) == 6
     for c in innermost:

@@ -22,7 +22,9 @@ Counting (words), per level and tensor it keeps; a tensor a level does not keep 
 - **fills**: words written in from the level above: the first tile, then at each step of an
   outer loop the part of the new tile outside the previous one (a tile does not outlive its
   step: each step starts with empty register files, a conservative bound where consecutive
-  steps share data). An output word enters and leaves once per step (the reduction loops are
+  steps share data), except for an operand the level holds **whole** (no loop outside it
+  indexes the operand: its tile is the step's footprint), which it keeps across steps as L1
+  does: its fills are L1's writes of that operand. An output word enters and leaves once per step (the reduction loops are
   innermost), read from the level above even at a run's first step, as L1 counts a read per
   MAC.
 - **reads** of an operand: the fills of the level below (the MACs read one word of each
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -66,6 +68,7 @@ class InnerLevelTiling:
     held: tuple[str, ...]
     tile_words: int
     depth: int = 0
+    whole: tuple[str, ...] = ()  # the operands whose tile is a step's whole footprint (kept across steps)
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,8 @@ def inner_tiling(cm: CompiledMapping, hw: HardwareSpec) -> InnerTiling:
     (one word of each tensor it keeps, the loops a level below keeping one of its tensors
     holds, or its pinned loops) is a :class:`MappingError` (reason ``inner_overflow``) naming
     the level and the bytes; pins that do not name ``hw``'s register files innermost first or
-    do not divide the step box are refused (reason ``inner_pins``)."""
+    do not divide the step box are refused (reason ``inner_pins``). An operand no loop outside
+    a level indexes is held whole: the level's tile of it is the step's footprint."""
     nest = cm.nest
     order = intra_step_order(nest)
     first = boxes(cm, [np.zeros((1, 1), dtype=np.int64) for _ in cm.loops],
@@ -202,9 +206,16 @@ def inner_tiling(cm: CompiledMapping, hw: HardwareSpec) -> InnerTiling:
         while pins is None and depth < len(loops) and words(depth + 1) <= capacity:
             depth += 1
         held = tuple(_label(loop, loops) for loop in loops[len(loops) - depth:]) if depth else ()
-        out.append(InnerLevelTiling(lv.name, tuple(r for r in lv.keeps if r in nest.tensors), held, words(depth),
-                                    depth))
+        keeps = tuple(r for r in lv.keeps if r in nest.tensors)
+        moving = {loop.dim for loop in loops[:len(loops) - depth] if loop.trips > 1}
+        whole = tuple(r for r in keeps if r != "output" and not moving & _indexing(nest, r))
+        out.append(InnerLevelTiling(lv.name, keeps, held, words(depth), depth, whole))
     return InnerTiling(order, tuple(out), tuple(loops) if pins is not None else None)
+
+
+def _indexing(nest: LoopNest, role: str) -> set[str]:
+    """The dimensions that index tensor ``role``."""
+    return {d for axis in nest.tensors[role] for d, c in axis if c}
 
 
 def _fills(nest: LoopNest, role: str, loops: list[PinnedLoop], depth: int) -> int:
@@ -234,10 +245,14 @@ def _fills(nest: LoopNest, role: str, loops: list[PinnedLoop], depth: int) -> in
     return total
 
 
-def inner_counts(cm: CompiledMapping, hw: HardwareSpec, exact: bool = False) -> InnerCounts:
+def inner_counts(cm: CompiledMapping, hw: HardwareSpec, exact: bool = False,
+                 l1_writes: Mapping[str, int] | None = None) -> InnerCounts:
     """Reads and writes of every inner level of ``hw`` over the whole layer ``cm``: each
     distinct PE box shape counted once, weighted by how many (step, PE) pairs hold it
-    (``exact``: every loop index and sub-unit its own class, for ``--unchecked`` mappings)."""
+    (``exact``: every loop index and sub-unit its own class, for ``--unchecked`` mappings).
+    ``l1_writes``: the words of each tensor L1 takes in (its writes); a level holding an operand
+    whole keeps it across steps as L1 does, so its fills of it are those (None: every step
+    starts with empty levels for every tensor)."""
     nest = cm.nest
     tiling = inner_tiling(cm, hw)
     classes = every_index_classes(cm) if exact else [loop_classes(p, loop.trips)
@@ -261,6 +276,10 @@ def inner_counts(cm: CompiledMapping, hw: HardwareSpec, exact: bool = False) -> 
         for lv in tiling.levels:
             for r in lv.keeps:
                 fills[lv.name][r] += n * _fills(nest, r, loops, lv.depth)
+    if l1_writes is not None:
+        for lv in tiling.levels:
+            for r in lv.whole:
+                fills[lv.name][r] = l1_writes[r]
     reads: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
     writes: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
     l1_read: dict[str, int] = {}
