@@ -181,3 +181,26 @@ def test_pinned_fills_equal_the_loop_by_loop_oracle(tmp_path_factory, case):
     oracle = {name: {r: _oracle_fills(cm.nest, r, loops, depth) for r in ("input", "weight", "output")}
               for name, depth in (("RF0", inner), ("RF1", outer))}
     assert fills == oracle
+
+
+@settings(max_examples=20, deadline=None)
+@given(k=st.integers(1, 4), c=st.integers(1, 2), y=st.integers(0, 3), k_tile=st.integers(1, 2),
+       y_tile=st.integers(0, 2))
+def test_operands_held_whole_never_fill_more_than_every_step_refilled(tmp_path_factory, k, c, y, k_tile, y_tile):
+    """Random convolutions in several steps (K in tiles of ``k_tile``, ``y_tile`` + 1 output
+    rows a step) under one register file large enough to hold a whole step: every operand is
+    held whole, so its fills are L1's writes, at most the per-step bound (a step's footprint
+    refilled at every step) and at least every word of the operand once."""
+    size = 3 + y
+    layer = Layer.build("l", OpType.CONV2D, {"K": k, "C": c, "R": 3, "S": 3, "Y": size, "X": 4})
+    kt, rows = min(k_tile, k), min(3 + y_tile, size)
+    hw = _hw(tmp_path_factory.mktemp("hw"), [{**RF24, "size_bytes": 4096}])
+    cm = prepare(Job(layer, (T(kt, kt, "K"), T(c, c, "C"), T(rows, rows - 2, "Y"), T(4, 4, "X")), "test"), hw)
+    tiling = inner_tiling(cm, hw)
+    assert tiling.levels[0].whole == ("input", "weight")
+    bound = inner_counts(cm, hw).writes["RF1"]
+    result = analyze_layer(cm, hw, "maestro")
+    for role in ("input", "weight"):
+        fills = result.inner_accesses["RF1"][role].write
+        assert fills == result.accesses[role].l1_write <= bound[role]
+        assert fills >= (k * c * 9 if role == "weight" else c * size * 4)
