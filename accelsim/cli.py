@@ -747,7 +747,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
         if functional.enabled:
             result, _ = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
-                                            functional.seed, allow_overflow, run, run.check, reports)
+                                            functional.seed, allow_overflow, run, run.check, reports, budget)
         elif trace_dir is None:
             result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, run, check=run.check)
         else:
