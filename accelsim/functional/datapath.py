@@ -26,6 +26,19 @@ Alongside every value travels a count of the MACs it contains, so the report can
 never executed from MACs executed but lost on the way. Every transfer's word count is compared
 with the timing model's own count for the same transfer; a difference is reported as an
 inconsistency (the values would then not ride on the timed transfers).
+
+**How it is held.** Operand words never change, so a copy of an operand in L2 or L1 holds,
+word for word, either DRAM's value or 0 where it was read from a buffer that did not hold it.
+A copy is therefore kept as its box plus the words it read as 0 (an L2 tile: which words it
+holds, with a prefix-sum table to count the absent words of any box when that is not simply
+the tile's box; an L1 copy: per PE, its box and, only when some were, its zeroed words), and a
+PE computes from DRAM's values over its window with its zeroed words set to 0: the same
+numbers the copies would hold. Partial sums do change and are held as values: one row per PE
+of an accumulator table (padded to the largest output tile a PE can hold), L2's and DRAM's
+output arrays. Each hook works on all of a step's PEs at once in numpy; PEs whose windows
+have one shape are computed together, a step's drains and read-backs are stored and read
+together unless their tiles overlap (then one after another, in the order above), and the
+problem messages are logged in the order a PE-by-PE walk would log them.
 """
 
 from __future__ import annotations
