@@ -31,8 +31,8 @@ peak RSS of ``simulate_layer`` in a fresh process, MARVEL's layers on ``eyeriss_
   bytes); per operand word its value, L2's residency masks and the reference's copy (at most
   32 bytes); per PE its accumulator over the largest output tile a PE can hold (64 bytes per
   element: accumulator, drains in flight, read-back seeds); per step the PEs' operand windows,
-  products and indices (64 bytes per MAC of the step); and the boxes of a chunk of steps
-  (32 MB). Measured peak RSS: AlexNet CONV3 on ``interstellar_rf2`` (149,520,384 MACs) 380 MB
+  products and indices (64 bytes per MAC of the step); the boxes of a chunk of steps (32 MB);
+  and per step 8 bytes for each loop's index and two more arrays (output runs). Measured peak RSS: AlexNet CONV3 on ``interstellar_rf2`` (149,520,384 MACs) 380 MB
   against an estimate of 451 MB; MARVEL's L8_CONV2_2_2 under ``nvdla_like`` (107,495,424 MACs)
   290 MB against 285 MB.
 """
@@ -69,6 +69,7 @@ class EngineCost:
     functional_bytes_per_tile_element: int = 64  # a PE's accumulator, drains in flight, seeds
     functional_bytes_per_step_mac: int = 64  # a step's gathered windows, products and indices
     functional_chunk_bytes: int = 32 * 2**20  # the boxes of a chunk of steps
+    functional_bytes_per_step_array: int = 8  # a step's entry in each per-step array (loop indices, runs)
 
 
 ENGINE_COST = EngineCost()
@@ -142,7 +143,8 @@ def functional_bytes(cm: CompiledMapping, cost: EngineCost = ENGINE_COST) -> int
             + cost.functional_bytes_per_output * prod(nest.extents("output"))
             + cost.functional_bytes_per_operand * sum(prod(nest.extents(role)) for role in OPERAND_ROLES)
             + cost.functional_bytes_per_tile_element * pes * tile
-            + cost.functional_bytes_per_step_mac * step_macs + cost.functional_chunk_bytes)
+            + cost.functional_bytes_per_step_mac * step_macs + cost.functional_chunk_bytes
+            + cost.functional_bytes_per_step_array * (len(cm.loops) + 2) * cm.steps)
 
 
 def check_budget(estimate: LayerEstimate, budget: Budget, source: str = "") -> None:
