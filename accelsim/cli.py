@@ -1200,7 +1200,7 @@ def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str
 @click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
 @click.option("--scenario", "only", multiple=True,
               type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array",
-                                 "many-layers"]),
+                                 "functional-conv3", "many-layers"]),
               help="Run only this scenario (repeatable).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
