@@ -19,22 +19,23 @@ peak RSS of ``simulate_layer`` in a fresh process, MARVEL's layers on ``eyeriss_
   every step's events (``--per-pe`` one more per PE and step); functional execution computes
   each step's values in numpy across its PEs, about 30 times slower per step (L8_CONV2_2_2 of
   MARVEL under ``nvdla_like``, 11,664 steps: 25 s; AlexNet CONV3 on ``interstellar_rf2``,
-  13,312 steps: 35 s).
+  13,312 steps: 35 s, 19 CPU s in ``accelsim bench --scenario functional-conv3``).
 * **memory**: about 50 MB for the process (numpy, pandas and simpy loaded), plus a few kB per
   iteration case of cached demands, plus, for a traced or SCALE-Sim run, about 1.3 kB per step
   of recorded events, plus, with ``--per-pe``, the per-PE processes and detail (a few kB per PE
   in use). Memory does not follow the array's size or the steps of a warped run: an 8-PE layer
   on a 10**9-PE array takes 50 MB (``accelsim bench --scenario wide-array``). Functional
   execution adds what :mod:`accelsim.functional` holds: per MAC of the iteration space a
-  one-byte execution count and the report's comparison of it (one at a time); per output element its
-  values, MAC counts and flags in DRAM and L2, the reference and the comparison (at most 64
-  bytes); per operand word its value, L2's residency masks and the reference's copy (at most
-  32 bytes); per PE its accumulator over the largest output tile a PE can hold (64 bytes per
-  element: accumulator, drains in flight, read-back seeds); per step the PEs' operand windows,
-  products and indices (64 bytes per MAC of the step); the boxes of a chunk of steps (32 MB);
-  and per step 8 bytes for each loop's index and two more arrays (output runs). Measured peak RSS: AlexNet CONV3 on ``interstellar_rf2`` (149,520,384 MACs) 380 MB
-  against an estimate of 451 MB; MARVEL's L8_CONV2_2_2 under ``nvdla_like`` (107,495,424 MACs)
-  290 MB against 285 MB.
+  one-byte execution count and the report's comparison of it (one at a time); per output
+  element its values, MAC counts and flags in DRAM and L2, the reference and the comparison
+  (at most 64 bytes); per operand word its value, L2's residency masks and the reference's
+  copy (at most 32 bytes); per PE its accumulator over the largest output tile a PE can hold
+  (64 bytes per element: accumulator, drains in flight, read-back seeds); per step the PEs'
+  operand windows, products and indices (64 bytes per MAC of the step); the boxes of a chunk
+  of steps (32 MB); and per step 8 bytes for each loop's index and two more arrays (output
+  runs). Measured peak RSS: AlexNet CONV3 on ``interstellar_rf2`` (149,520,384 MACs) 380 MB
+  against an estimate of 401 MB; MARVEL's L8_CONV2_2_2 under ``nvdla_like`` (107,495,424
+  MACs) 290 MB against 307 MB.
 """
 
 from __future__ import annotations
