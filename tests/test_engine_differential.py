@@ -58,8 +58,10 @@ def preset_hardware(draw) -> HardwareSpec:
     """A preset shrunk to at most 12 PEs, sometimes with its networks, buffers or DRAM varied."""
     base = draw(st.sampled_from(PRESETS), label="preset")
     rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    # the frozen engines have no controller barrier (issue 17's stonne_* presets set one)
-    overrides = ["controller.tile_barrier=none", f"pe_array.rows={rows}", f"pe_array.cols={cols}",
+    # the frozen engines have no controller barrier, reuse every operand from L1 and share the
+    # reduction network's width (issue 17's stonne_* presets set otherwise)
+    overrides = ["controller.tile_barrier=none", "l1.reused_operands=[input, weight]",
+                 "reduction_noc.write_ports=shared", f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
     if draw(st.booleans()):
