@@ -30,6 +30,7 @@ IDEAL_EFFECTS = (
     "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
     "tile_barrier",  # no controller barrier between tiles (hw.controller.tile_barrier)
+    "neighbour_forwarding",  # no links between neighbouring PEs (MAESTRO has none): every input word fetched
 )
 
 

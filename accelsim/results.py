@@ -67,6 +67,9 @@ class LayerResult:
     compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
     dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
     overflowed: bool = False  # its tiles do not fit L1/L2 and it ran anyway (--allow-overflow)
+    # input words PEs took from their neighbours over forwarding links (not in noc_words, nor in
+    # noc_delivered_words, nor L2 reads; hw distribution_noc.neighbour_forwarding)
+    forwarded_words: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -112,6 +115,7 @@ class LayerResult:
             row[f"{name} dram read"] = acc.dram_read
             row[f"{name} dram write"] = acc.dram_write
         row["NoC Words"] = self.noc_words
+        row["Forwarded Words"] = self.forwarded_words
         row["Multicasting Factor"] = self.multicast_factor
         for part, value in self.energy_breakdown_pj.items():
             row[f"Energy {part} (pJ)"] = value
