@@ -120,19 +120,26 @@ def _compare(layer: Layer, hw_off, dataflow) -> int:
 
 @st.composite
 def sliding_cases(draw):
-    """STONNE-like stride-1 convolutions: T_X_ output rows across virtual neurons, each a
-    cluster of R x S PEs (filter rows, then columns innermost; the channels whole in each PE),
-    one output column per step, idle PEs left over or not."""
+    """STONNE-like stride-1 convolutions (validation/stonne/make_mappings.py): filters across
+    virtual neurons or not, T_X output rows across them, each a cluster of R x S PEs (filter
+    rows, then columns innermost) or of 2 x R x S with the channels split in two (ragged when C
+    is odd), one output column per step; ragged row tiles, idle PEs left over or not."""
     r, s = draw(st.integers(1, 3)), draw(st.integers(2, 4))
-    tx = draw(st.integers(1, 3))
+    tk, tx, tc = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
     y = draw(st.integers(r + tx - 1, r + tx + 3))
     x = draw(st.integers(s, s + 4))
-    c, k = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    c, k = draw(st.integers(tc, 3)), draw(st.integers(1, 3))
     layer = Layer.build("L", OpType.CONV2D, {"K": k, "C": c, "R": r, "S": s, "Y": y, "X": x})
-    pes = tx * r * s + draw(st.integers(0, 2))
-    dataflow = [_t(1, 1, "K"), _t(r + tx - 1, tx, "Y"), _t(s, 1, "X"), ClusterDirective(pes, 0),
-                _s(r, 1, "Y"), ClusterDirective(r * s, 0), _s(1, 1, "Y"), _s(1, 1, "R"), ClusterDirective(s, 0),
-                _s(1, 1, "X"), _s(1, 1, "S")]
+    vn = tc * r * s
+    pes = tk * tx * vn + draw(st.integers(0, 2))
+    dataflow = [_t(tk, tk, "K"), _t(r + tx - 1, tx, "Y"), _t(s, 1, "X"), ClusterDirective(pes, 0)]
+    if tk > 1:
+        dataflow += [_s(1, 1, "K"), ClusterDirective(tx * vn, 0)]
+    dataflow += [_s(r, 1, "Y"), ClusterDirective(vn, 0)]
+    if tc > 1:
+        per_pe = -(-c // tc)
+        dataflow += [_s(per_pe, per_pe, "C"), ClusterDirective(r * s, 0)]
+    dataflow += [_s(1, 1, "Y"), _s(1, 1, "R"), ClusterDirective(s, 0), _s(1, 1, "X"), _s(1, 1, "S")]
     bandwidth = draw(st.sampled_from([1, 2, 4, 8, 64]))
     return layer, _hw(pes, False, f"distribution_noc.bandwidth_words_per_cycle={bandwidth}"), dataflow
 
