@@ -6,8 +6,8 @@ The issue's acceptance is 5% on every case. Measured (2026-11-26,
 ``PYTHONPATH=. python validation/stonne/accelsim_vs_stonne.py``): the GEMMs, 1x1 and stride-2
 convolutions (where the distribution ports and the weight-tile barrier set STONNE's time) and,
 with the multipliers' forwarding links (``stonne_maeri`` sets
-``distribution_noc.neighbour_forwarding``), the 18 stride-1 convolutions with folded filter
-columns (1.7x-3.3x STONNE before the links, now within 0.5%). The others: FC with one output per
+``distribution_noc.neighbour_forwarding``), the 19 stride-1 convolutions with folded filter
+columns (up to 3.3x STONNE before the links, now within 0.5%). The others: FC with one output per
 virtual neuron group is 0.55x-0.63x, the TPU mappings hold a tile's K in one step, so each
 tile's operands arrive before it computes where STONNE streams them (0.87x-1.48x), and three
 convolutions whose translated mappings give a PE a block of folded filter columns where STONNE
