@@ -49,6 +49,8 @@ BAD = {
     # one PE holds the whole input (4x8x8), a filter (4x3x3) and its outputs (6x6): 328 words, doubled
     "l1_overflow": (CONV, (), [s(1, 1, "K")]),
     "l2_overflow": (CONV, ("l2.size_bytes=64",), GOOD),
+    # a 2-byte double-buffered register file inside the PE cannot hold one word of each tensor
+    "inner_overflow": (CONV, ("inner_levels=[{name: RF, instances: per_pe, size_bytes: 2}]",), GOOD),
     "no_reduction_network": (CONV, ("reduction_noc.kind=none",), [s(1, 1, "C"), t(1, 1, "K")]),
 }
 

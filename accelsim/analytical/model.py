@@ -62,6 +62,7 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                                                  rates.egress_words_per_cycle, ports=rates.ports,
                                                  port_block_pes=rates.port_block_pes,
                                                  port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
+                                                 reused_operands=rates.reused_operands,
                                                  forwarding=rates.neighbour_forwarding), l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)

@@ -7,7 +7,9 @@ links between multiplier switches, as STONNE models them; hardware option
 forwards to sub-unit ``u`` of the same cluster (one hop). At step ``s > 0``, a PE that worked
 at step ``s - 1`` receives from its neighbour the words of its new input box (the part outside
 its own previous box) that the neighbour held at step ``s - 1``, where the neighbour worked at
-``s - 1``. Those words are not read from L2 and do not cross the distribution network; the
+``s - 1`` on an input tile of the same shape as the PE's new one (a window sliding along a chain
+of PEs configured alike; a ragged edge breaks the chain, as STONNE turns its links off when the
+filter columns do not fold evenly, ``S % T_S != 0``). Those words are not read from L2 and do not cross the distribution network; the
 rest of the new box is fetched as without forwarding. A window sliding by one step along the
 dimension the innermost cluster spreads (stride-1 convolution with the filter columns across
 the PEs) is the case this serves: only the last PE of each cluster fetches the new column.
@@ -40,7 +42,8 @@ class Forwarded:
     """What neighbours forward to some PEs at some steps (arrays of one shape, tensor axes
     first where given): the neighbour's previous input box clipped to the PE's current box
     (``lo``, ``hi``), whether a neighbour forwards at all (``valid``: a link, both worked at
-    the previous step, and the clipped box is not empty) and the words forwarded (the clipped
+    the previous step, the neighbour's box had the shape of the PE's, and the clipped box is
+    not empty) and the words forwarded (the clipped
     box minus the PE's own previous box)."""
 
     lo: np.ndarray
@@ -91,11 +94,13 @@ class NeighbourLinks:
         return UnitClasses(f_arr, s_arr, k_arr, s_arr.prod(axis=1))
 
     def forwarded(self, lo: np.ndarray, hi: np.ndarray, own_lo: np.ndarray, own_hi: np.ndarray,
-                  own_valid: np.ndarray, prev_idx: Index, steps: np.ndarray, units: Units) -> Forwarded:
+                  own_valid: np.ndarray, own_kept: bool, prev_idx: Index, steps: np.ndarray,
+                  units: Units) -> Forwarded:
         """For PEs with sub-unit tuples ``units`` whose current input box is ``lo``/``hi`` (axes
         first) at ``steps``, whose own previous box is ``own_lo``/``own_hi`` at loop indices
-        ``prev_idx`` (``own_valid``: they have one): what their neighbours forward. All arrays
-        broadcast to one shape (axes first for the boxes)."""
+        ``prev_idx`` (``own_valid``: they have one; ``own_kept``: they keep it in L1, so it is
+        not forwarded to them): what their neighbours forward. All arrays broadcast to one shape
+        (axes first for the boxes)."""
         cm, lv = self.cm, self.level
         neighbour = list(units)
         neighbour[lv] = units[lv] + 1
@@ -106,6 +111,7 @@ class NeighbourLinks:
         qlo, qhi = held.tensor(cm.nest, "input")
         clo, chi = np.maximum(lo, qlo), np.minimum(hi, qhi)
         words = volume(clo, chi)
-        valid = consecutive & linked & held.active & (words > 0)
-        own = volume(np.maximum(clo, own_lo), np.minimum(chi, own_hi))
+        same_shape = np.all(qhi - qlo == hi - lo, axis=0)
+        valid = consecutive & linked & held.active & same_shape & (words > 0)
+        own = volume(np.maximum(clo, own_lo), np.minimum(chi, own_hi)) if own_kept else 0
         return Forwarded(clo, chi, valid, np.where(valid, words - own, 0))

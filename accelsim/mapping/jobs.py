@@ -12,6 +12,7 @@ from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
 from accelsim.mapping.compile import BufferOverflow, CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.inner_levels import inner_tiling
 from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
 from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro, parse_maestro, write_maestro
@@ -49,6 +50,8 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
     check_exact(job.layer, hw)
     cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
+    if hw.inner_levels:
+        inner_tiling(cm, hw)  # a register file that cannot hold one word of what it keeps is refused
     problems = _fit_problems(cm, hw)
     if problems:
         message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)

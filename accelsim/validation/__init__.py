@@ -30,9 +30,11 @@ from accelsim.validation.scenarios import (
     ScenarioSet,
     systolic_set,
 )
+from accelsim.validation.stonne_set import stonne_csv_rows, stonne_rows, stonne_section
 from accelsim.validation.timeloop_set import FULL_BUDGET_PE_STEPS, timeloop_csv_rows, timeloop_rows, timeloop_section
 
-REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", *PLOTS)
+REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", "stonne.csv",
+                *PLOTS)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class ValidationPaths:
     maestro_dir: Path = Path("validation/maestro")
     eyeriss_dir: Path = Path("validation/eyeriss")
     timeloop_dir: Path = Path("validation/timeloop")
+    stonne_dir: Path = Path("validation/stonne")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -72,12 +75,15 @@ def _parity(scalesim_dir: Path, quick: bool):
 
 
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
-    """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows) of the Eyeriss
-    chip and the Timeloop set; ``--quick`` skips the chip's realistic run and simulates only the
-    Timeloop triples within the quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine)."""
+    """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows, stonne.csv rows) of
+    the Eyeriss chip, the Timeloop set and the STONNE set; ``--quick`` skips the chip's realistic
+    run and simulates only the Timeloop triples within the quick budget (a full run: up to 10^8
+    steps x PEs, 57 s measured on the 2-core machine); the STONNE set always runs whole (about
+    15 s)."""
     sections: list[tuple[str, list[str]]] = []
     eyeriss: list[dict] = []
     timeloop: list[dict] = []
+    stonne: list[dict] = []
     say("Eyeriss chip")
     if (paths.eyeriss_dir / "alexnet_measured.csv").is_file():
         rows = eyeriss_rows(paths.eyeriss_dir, realistic=not quick)
@@ -93,7 +99,14 @@ def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str],
     else:
         missing.append(f"Timeloop reference set: no {paths.timeloop_dir.as_posix()}/references.csv (run from the "
                        "repository root)")
-    return sections, eyeriss, timeloop
+    say("STONNE reference set")
+    if (paths.stonne_dir / "cases.csv").is_file():
+        srows = stonne_rows(paths.stonne_dir, say)
+        sections.append(("STONNE reference set", stonne_section(srows)))
+        stonne = stonne_csv_rows(srows)
+    else:
+        missing.append(f"STONNE reference set: no {paths.stonne_dir.as_posix()}/cases.csv (run from the repository root)")
+    return sections, eyeriss, timeloop, stonne
 
 
 def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = False,
@@ -145,7 +158,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
         maestro_lines = maestro_section(maestro_rows_, budget)
     else:
         missing.append(f"MAESTRO reference set: no {paths.maestro_dir.as_posix()} (run from the repository root)")
-    extra, eyeriss_csv, timeloop_csv = _reference_sections(paths, quick, missing, say)
+    extra, eyeriss_csv, timeloop_csv, stonne_csv = _reference_sections(paths, quick, missing, say)
     traces = sorted(paths.traces_dir.glob("*.png")) if paths.traces_dir.is_dir() else []
     if not traces:
         missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
@@ -168,6 +181,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_csv(maestro_rows_, out / "maestro.csv", MAESTRO_COLUMNS)
     write_csv(eyeriss_csv, out / "eyeriss.csv", list(eyeriss_csv[0]) if eyeriss_csv else ["layer"])
     write_csv(timeloop_csv, out / "timeloop.csv", list(timeloop_csv[0]) if timeloop_csv else ["triple_id"])
+    write_csv(stonne_csv, out / "stonne.csv", list(stonne_csv[0]) if stonne_csv else ["case_id"])
     write_report(rows, inputs, out / "REPORT.md")
     for what in missing:  # also in the report; said here so that a run outside the repository is not silent
         warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)
