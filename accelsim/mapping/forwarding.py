@@ -6,7 +6,8 @@ links between multiplier switches, as STONNE models them; hardware option
 **Rule.** The innermost cluster level's sub-units are single PEs, and sub-unit ``u + 1``
 forwards to sub-unit ``u`` of the same cluster (one hop). At step ``s > 0``, a PE that worked
 at step ``s - 1`` receives from its neighbour the words of its new input box (the part outside
-its own previous box) that the neighbour held at step ``s - 1``, where the neighbour worked at
+its own previous box, or all of it where the PE does not keep inputs, ``l1.reused_operands``)
+that the neighbour held at step ``s - 1``, where the neighbour worked at
 ``s - 1`` on an input tile of the same shape as the PE's new one (a window sliding along a chain
 of PEs configured alike; a ragged edge breaks the chain, as STONNE turns its links off when the
 filter columns do not fold evenly, ``S % T_S != 0``). Those words are not read from L2 and do not cross the distribution network; the
