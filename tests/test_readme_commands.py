@@ -57,6 +57,8 @@ SLOW = {
     "python -m accelsim.scalesim.parity": "runs the real SCALE-Sim on 48 layers",
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
+    "accelsim search --hw eyeriss_like --network marvel15 --mapper marvel": "MARVEL's mapper on 15 layers, the best "
+                                                                           "re-ranked by simulation: minutes",
     "accelsim bench --search": "search throughput with local and Dask workers",
     "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",

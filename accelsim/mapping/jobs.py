@@ -32,6 +32,8 @@ class Job:
     dataflow: tuple[Directive, ...]
     source: str
     origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
+    # DRAM layout per tensor role (axis indices, outermost first); () keeps the operator's channel-last
+    dram_layouts: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def repeat_key(self) -> tuple[object, ...]:
         """What decides this job's result on given hardware and options: the layer's operator,
@@ -41,7 +43,14 @@ class Job:
         layer = self.layer
         dataflow = tuple((d.kind, d.size, d.offset, d.dim) if isinstance(d, MapDirective) else ("cluster", d.size)
                          for d in self.dataflow)
-        return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x, dataflow)
+        return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x, dataflow,
+                self.dram_layouts)
+
+
+def compile_job(job: Job, hw: HardwareSpec, check_legality: bool = True) -> CompiledMapping:
+    """A job compiled for ``hw``'s array with its DRAM layouts, without the buffer-fit check."""
+    return compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality,
+                           dram_layouts=dict(job.dram_layouts))
 
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
@@ -49,7 +58,7 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     ``check_legality=False`` skips the coverage checks (see ``compile_mapping``). A layer too
     large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
     check_exact(job.layer, hw)
-    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
+    cm = compile_job(job, hw, check_legality)
     if hw.inner_levels:
         inner_tiling(cm, hw)  # a register file that cannot hold one word of what it keeps is refused
     problems = _fit_problems(cm, hw)

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
+from accelsim.validation.marvel_table3 import burst_rows, bursts_section, table3_rows, table3_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
@@ -49,6 +50,7 @@ class ValidationPaths:
     eyeriss_dir: Path = Path("validation/eyeriss")
     timeloop_dir: Path = Path("validation/timeloop")
     stonne_dir: Path = Path("validation/stonne")
+    marvel_dir: Path = Path("validation/marvel")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -76,10 +78,10 @@ def _parity(scalesim_dir: Path, quick: bool):
 
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
     """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows, stonne.csv rows) of
-    the Eyeriss chip, the Timeloop set and the STONNE set; ``--quick`` skips the chip's realistic
-    run and simulates only the Timeloop triples within the quick budget (a full run: up to 10^8
-    steps x PEs, 57 s measured on the 2-core machine); the STONNE set always runs whole (about
-    15 s)."""
+    the Eyeriss chip, the Timeloop set, the STONNE set and MARVEL's Table 3 and DRAM layouts;
+    ``--quick`` skips the chip's realistic run and simulates only the Timeloop triples within the
+    quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine); the
+    STONNE set always runs whole (about 15 s), MARVEL's sections too (about 10 s)."""
     sections: list[tuple[str, list[str]]] = []
     eyeriss: list[dict] = []
     timeloop: list[dict] = []
@@ -106,6 +108,13 @@ def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str],
         stonne = stonne_csv_rows(srows)
     else:
         missing.append(f"STONNE reference set: no {paths.stonne_dir.as_posix()}/cases.csv (run from the repository root)")
+    say("MARVEL Table 3")
+    if (paths.marvel_dir / "table3.csv").is_file():
+        sections.append(("MARVEL Table 3: off-chip mappings by the distinct-block model",
+                         table3_section(table3_rows(paths.marvel_dir))))
+        sections.append(("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows())))
+    else:
+        missing.append(f"MARVEL Table 3: no {paths.marvel_dir.as_posix()}/table3.csv (run from the repository root)")
     return sections, eyeriss, timeloop, stonne
 
 
