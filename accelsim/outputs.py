@@ -128,6 +128,7 @@ def total_result(network: NetworkResult) -> LayerResult:
         energy_breakdown_pj=breakdown, accesses=accesses, noc_words=noc_words, noc_delivered_words=delivered,
         multicast_factor=delivered / noc_words if noc_words else 0.0,
         egress_words=sum(r.egress_words for r in layers),
+        forwarded_words=sum(r.forwarded_words for r in layers),
         l1_required_bytes=max(r.l1_required_bytes for r in layers),
         l2_required_bytes=max(r.l2_required_bytes for r in layers),
         l1_size_bytes=first.l1_size_bytes, l2_size_bytes=first.l2_size_bytes,

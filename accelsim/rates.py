@@ -41,7 +41,8 @@ class Rates:
     bytes over bandwidth only; ``dram_latency_cycles``: the DRAM kind's latency per transfer
     (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
     network's depth (see :meth:`reduction_latency_cycles`); ``tile_barrier``: the controller's
-    (``none`` where ``tile_barrier`` is ideal).
+    (``none`` where ``tile_barrier`` is ideal); ``neighbour_forwarding``: the distribution
+    network's neighbour links (off where ``neighbour_forwarding`` is ideal, as MAESTRO has none).
     """
 
     ideal: frozenset[str]
@@ -66,6 +67,7 @@ class Rates:
     reduction_kind: str
     reduction_hop_latency_cycles: int
     tile_barrier: str
+    neighbour_forwarding: bool
 
     def reduction_latency_cycles(self, group_pes: int) -> int:
         """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
@@ -114,4 +116,5 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         reduction_kind=red.kind,
         reduction_hop_latency_cycles=red.latency_cycles_per_hop,
         tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
+        neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
     )

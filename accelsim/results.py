@@ -79,6 +79,9 @@ class LayerResult:
     compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
     dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
     overflowed: bool = False  # its tiles do not fit L1/L2 and it ran anyway (--allow-overflow)
+    # input words PEs took from their neighbours over forwarding links (not in noc_words, nor in
+    # noc_delivered_words, nor L2 reads; hw distribution_noc.neighbour_forwarding)
+    forwarded_words: int = 0
     # the register files inside each PE (below L1), innermost first: level -> tensor it keeps ->
     # words (accelsim.mapping.inner_levels); empty on a design without them
     inner_accesses: dict[str, dict[str, LevelAccesses]] = field(default_factory=dict)
@@ -149,6 +152,7 @@ class LayerResult:
                 row[f"{_MAESTRO_TENSOR[tensor]} {level} read"] = la.read
                 row[f"{_MAESTRO_TENSOR[tensor]} {level} write"] = la.write
         row["NoC Words"] = self.noc_words
+        row["Forwarded Words"] = self.forwarded_words
         row["Multicasting Factor"] = self.multicast_factor
         for part, value in self.energy_breakdown_pj.items():
             row[f"Energy {part} (pJ)"] = value

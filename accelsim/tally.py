@@ -19,8 +19,9 @@ from accelsim.results import LayerResult, LevelAccesses, TensorAccesses
 class LayerCounts:
     """What one layer's run counted: cycles (total, computing, stalled by cause), MACs,
     accesses per tensor (words), words carried by the distribution network (each multicast
-    once) and written into the PEs' L1s, words leaving the PEs (egress), steps, and the most
-    words one PE's L1 and L2 must hold at once (one buffer each)."""
+    once) and written into the PEs' L1s by it, words leaving the PEs (egress), steps, the most
+    words one PE's L1 and L2 must hold at once (one buffer each), and input words PEs took from
+    their neighbours over forwarding links (one hop each)."""
 
     cycles: int
     compute_busy_cycles: int
@@ -33,12 +34,14 @@ class LayerCounts:
     steps: int
     l1_required_words: int
     l2_required_words: int
+    forwarded_words: int = 0
 
 
 def energy_breakdown_pj(hw: HardwareSpec, counts: LayerCounts,
                        inner: dict[str, dict[str, LevelAccesses]] | None = None) -> dict[str, float]:
     """Energy (pJ): MACs, accesses at each level (the register files inside the PE, ``inner``,
-    by their names, then L1, L2, DRAM), and words moved into or out of the PEs."""
+    by their names, then L1, L2, DRAM), and words moved into or out of the PEs (one hop
+    each: delivered by the network, forwarded by a neighbour, or drained)."""
     acc = counts.accesses.values()
     energy = {"mac": counts.macs * hw.energy.mac_pj}
     for lv in hw.inner_levels:
@@ -48,7 +51,7 @@ def energy_breakdown_pj(hw: HardwareSpec, counts: LayerCounts,
         "l1": sum(a.l1_read + a.l1_write for a in acc) * hw.l1_energy_pj,
         "l2": sum(a.l2_read + a.l2_write for a in acc) * hw.l2_energy_pj,
         "dram": sum(a.dram_read + a.dram_write for a in acc) * hw.energy.dram_access_pj,
-        "noc": (counts.noc_delivered_words + counts.egress_words) * hw.energy.noc_hop_pj,
+        "noc": (counts.noc_delivered_words + counts.forwarded_words + counts.egress_words) * hw.energy.noc_hop_pj,
     })
     return energy
 
@@ -102,6 +105,7 @@ def layer_result(cm: CompiledMapping, hw: HardwareSpec, mode: str, rates: Rates,
         noc_delivered_words=counts.noc_delivered_words,
         multicast_factor=counts.noc_delivered_words / sent if sent else 1.0,
         egress_words=counts.egress_words,
+        forwarded_words=counts.forwarded_words,
         l1_required_bytes=counts.l1_required_words * hw.word_size_bytes * rates.l1_buffers,
         l2_required_bytes=counts.l2_required_words * hw.word_size_bytes * rates.l2_buffers,
         l1_size_bytes=hw.l1.size_bytes,

@@ -60,10 +60,12 @@ def preset_hardware(draw) -> HardwareSpec:
     """A preset shrunk to at most 12 PEs, sometimes with its networks, buffers or DRAM varied."""
     base = draw(st.sampled_from(PRESETS), label="preset")
     rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    # the frozen engines have no controller barrier, reuse every operand from L1 and share the
-    # reduction network's width (issue 17's stonne_* presets set otherwise)
-    overrides = ["controller.tile_barrier=none", "l1.reused_operands=[input, weight]",
-                 "reduction_noc.write_ports=shared", f"pe_array.rows={rows}", f"pe_array.cols={cols}",
+    # the frozen engines have no controller barrier, no neighbour forwarding, reuse every
+    # operand from L1 and share the reduction network's width (issue 17's stonne_* presets set
+    # otherwise)
+    overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
+                 "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared",
+                 f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
     if draw(st.booleans()):
@@ -104,6 +106,7 @@ def _demand_fields(demand) -> dict:
     """A demand's fields, its per-packet lists as sorted multisets (the order of a step's
     packets is not part of the model: the old profile listed them by a hash)."""
     d = asdict(demand)
+    assert d.pop("forwarded_words", 0) == 0  # the reference profile has no neighbour forwarding
     for ts in ("input", "weight", "readback"):
         d[ts]["packet_words"] = sorted(d[ts]["packet_words"])
     d["drain_group_words"] = sorted(d["drain_group_words"])

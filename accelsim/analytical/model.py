@@ -64,7 +64,8 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                                                  port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
                                                  reused_operands=rates.reused_operands,
                                                  write_ports=rates.write_ports, array_rows=hw.pe_array.rows,
-                                                 array_cols=hw.pe_array.cols, wavefront=rates.write_wavefront),
+                                                 array_cols=hw.pe_array.cols, wavefront=rates.write_wavefront,
+                                                 forwarding=rates.neighbour_forwarding),
                             l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)
@@ -74,11 +75,12 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     count = cases.count
     n = len(steps)
     readback = int((count * steps.readback.total(n)).sum())
+    forwarded = int((count * steps.forwarded).sum())
     counts = LayerCounts(
         cycles=cycles, compute_busy_cycles=busy, stall_cycles=stall, macs=int((count * steps.macs).sum()),
         accesses=acc, noc_words=sum(acc[t].l2_read for t in OPERAND_ROLES) + readback,
-        noc_delivered_words=sum(acc[t].l1_write for t in OPERAND_ROLES) + readback,
-        egress_words=int((count * steps.drain_pe_words).sum()), steps=int(count.sum()),
+        noc_delivered_words=sum(acc[t].l1_write for t in OPERAND_ROLES) + readback - forwarded,
+        egress_words=int((count * steps.drain_pe_words).sum()), steps=int(count.sum()), forwarded_words=forwarded,
         l1_required_words=int(steps.peak_pe_words.max(initial=0)),
         l2_required_words=profile.tiles.l2_required_words)
     return layer_result(cm, hw, mode, rates, counts, model="analytical", events=0,

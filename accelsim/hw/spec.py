@@ -130,11 +130,22 @@ class DistributionNoCSpec(_Strict):
     multicast: bool = True
     bandwidth_words_per_cycle: float = Field(gt=0)
     latency_cycles: int = Field(default=1, ge=0)
+    # links between neighbouring PEs of the innermost cluster (MAERI's forwarding links): an
+    # input word the next PE held in the previous step and this PE needs now crosses one link
+    # instead of the network (see accelsim.mapping.forwarding)
+    neighbour_forwarding: bool = False
 
     @field_validator("kind")
     @classmethod
     def _kind(cls, kind: str) -> str:
         return _known_kind(kind, DISTRIBUTION_KINDS)
+
+    @model_validator(mode="after")
+    def _forwarding(self) -> "DistributionNoCSpec":
+        if self.neighbour_forwarding and DISTRIBUTION_KINDS[self.kind].always_multicast:
+            raise ValueError(f"neighbour_forwarding: a {self.kind} network already forwards between "
+                             "neighbours; expected false")
+        return self
 
 
 class ReductionNoCSpec(_Strict):

@@ -39,6 +39,7 @@ from math import ceil, prod
 import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping
+from accelsim.mapping.forwarding import NeighbourLinks
 from accelsim.mapping.geometry import (
     LoopClass,
     UnitClasses,
@@ -101,6 +102,7 @@ class StepDemand:
     ingress_cycles: int
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
+    forwarded_words: int = 0  # input words PEs took from their neighbours (ProfileOptions.forwarding)
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,9 @@ class ProfileOptions:
     ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
     that feeds one of its PEs. A step's drains share the reduction network's width:
     ``ceil(words after reduction / egress_bandwidth)``, or with ``write_ports`` they leave
-    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`)."""
+    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`).
+    ``forwarding``: input words a PE's neighbour held in the previous step are forwarded over
+    their link, not sent (:mod:`accelsim.mapping.forwarding`)."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
@@ -140,6 +144,7 @@ class ProfileOptions:
     array_rows: int = 1
     array_cols: int = 1
     wavefront: bool = False
+    forwarding: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -191,7 +196,9 @@ class DemandTable:
     spatial reduction at the end of an output run (``drained``, ``run_end``; ``drains``: some
     PE drained), the words read out of the PEs (``drain_pe_words``) and whether they are
     partial sums; whether the step is the first or last of its L2 tile; with several root
-    ports (see ``ProfileOptions``), the words on the busiest one.
+    ports (see ``ProfileOptions``), the words on the busiest one; the input words PEs took
+    from their neighbours (``forwarded``; 0 without forwarding), which are in
+    ``delivered_words`` but not in ``sent``.
     """
 
     steps: np.ndarray
@@ -216,6 +223,8 @@ class DemandTable:
     busiest_port_words: np.ndarray
     # cycles of the drains through fixed write ports (ProfileOptions.write_ports; 0 without)
     drain_port_cycles: np.ndarray
+    # input words forwarded from a neighbouring PE instead of sent (ProfileOptions.forwarding)
+    forwarded: np.ndarray
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -353,7 +362,10 @@ class ScheduleProfile:
             [loop_classes(p, loop.trips) for p, loop in zip(self.points, cm.loops)])
         self.class_starts = [[c.first for c in cls] for cls in self.loop_classes]
         self.strides = loop_strides(cm)
+        self.links = NeighbourLinks(cm) if opts.forwarding else None
         self.units = unit_classes(cm, exact)
+        if self.links is not None:  # every member's neighbour a translate of the representative's
+            self.units = self.links.classes(self.units)
         self.groupings = {role: _Grouping(cm, role, self.units, exact) for role in cm.nest.tensors}
         self.run_steps, self.outer_red = output_loop_structure(cm)
         self.visits = VisitOrder(cm)
@@ -419,6 +431,7 @@ class ScheduleProfile:
             return a.reshape(a.shape[0], -1).T
 
         sent, delivered = {}, {}
+        forwarded = np.zeros(n, dtype=np.int64)
         on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
             reused = role in opts.reused_operands  # else nothing is kept from the previous step
@@ -431,11 +444,23 @@ class ScheduleProfile:
             keys = np.concatenate([flat(lo), flat(hi), np.where(absent, -1, flat(plo)),
                                    np.where(absent, -1, flat(phi))], axis=1)
             moving = np.column_stack([np.ones_like(kept), np.ones_like(kept), kept, kept])
-            sel = new.ravel() > 0
+            fetched = new
+            if role == "input" and self.links is not None:
+                fwd = self.links.forwarded(lo, hi, plo, phi, np.broadcast_to(has_prev[:, None], act.shape),
+                                           reused, prev_idx, steps[:, None], units)
+                got = np.where(act, fwd.words, 0)
+                fetched = new - got
+                forwarded = (count[None, :] * got).sum(axis=1)
+                # what the neighbour forwards tells PEs apart, as their own previous box does
+                linked = fwd.valid.ravel()[:, None]
+                keys = np.concatenate([keys, np.where(linked, flat(fwd.lo), -1), np.where(linked, flat(fwd.hi), -1)],
+                                      axis=1)
+                moving = np.column_stack([moving, linked[:, 0], linked[:, 0]])
+            sel = fetched.ravel() > 0
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
-                                      new.ravel()[sel], opts.multicast)
+                                      fetched.ravel()[sel], opts.multicast)
             delivered[role] = (count[None, :] * new).sum(axis=1)
-            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], new.ravel()[sel],
+            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], fetched.ravel()[sel],
                              opts.multicast))
         footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
@@ -476,6 +501,7 @@ class ScheduleProfile:
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
             busiest_port_words=self._busiest_port_words(n, on_ports),
             drain_port_cycles=self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys, svol.ravel()[sel]),
+            forwarded=forwarded,
         )
 
     def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
@@ -495,7 +521,7 @@ class ScheduleProfile:
             "drain_max_group": t.drained.max_members(n),
             "reduction_serial_cycles": t.egress_cycles(ebw),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
-            "ingress_cycles": ingress.astype(np.int64),
+            "ingress_cycles": ingress.astype(np.int64), "forwarded_words": t.forwarded,
         }
         plain = {k: v.tolist() for k, v in columns.items()}
         sets_of = {
@@ -515,7 +541,7 @@ class ScheduleProfile:
                 idx = [t.rep[i:i + 1, j:j + 1] for j in range(t.rep.shape[1])]
                 prev_idx, has_prev = previous_active(self.cm, t.rep[i:i + 1], self.units.units(), self.points)
                 demand = self._with_detail(demand, idx, prev_idx, bool(has_prev[0]), bool(t.reads_back[i]),
-                                           bool(t.run_end[i]))
+                                           bool(t.run_end[i]), int(t.steps[i]))
             out.append(demand)
         return out
 
@@ -560,20 +586,22 @@ class ScheduleProfile:
 
     # ---------------------------------------------------------------- per-PE detail
     def _with_detail(self, demand: StepDemand, idx: list[np.ndarray], prev_idx: list[np.ndarray],
-                     prev_valid: bool, reads_back: bool, drains: bool) -> StepDemand:
+                     prev_valid: bool, reads_back: bool, drains: bool, step: int) -> StepDemand:
         """The demand with per-PE MACs and per-packet word lists, computed PE by PE (apart from
-        the class sums, which they must reproduce)."""
+        the class sums, which they must reproduce; forwarded words too)."""
         cm, opts, nest = self.cm, self.opts, self.cm.nest
         cls = self.units
         pes, units = _member_pes(cm, cls)
         # each member PE at the step and at its class's previous step
+        member_prev = [np.repeat(p, cls.count, axis=1) for p in prev_idx]
         cur = boxes(cm, idx, [u[None, :] for u in units])
-        prev = boxes(cm, [np.repeat(p, cls.count, axis=1) for p in prev_idx], [u[None, :] for u in units])
+        prev = boxes(cm, member_prev, [u[None, :] for u in units])
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
         packets: dict[str, tuple[int, ...]] = {}
         port = pes // opts.port_block_pes
         port_load = np.zeros(opts.ports, dtype=np.int64)  # counted PE by PE
+        forwarded = 0
         for role in OPERAND_ROLES:
             kept = prev_valid and role in opts.reused_operands
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
@@ -581,6 +609,14 @@ class ScheduleProfile:
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if kept else 0
             new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
             keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if kept else []), axis=1)
+            if role == "input" and self.links is not None:  # PE by PE: each member's own neighbour
+                fwd = self.links.forwarded(lo, hi, plo, phi, np.full(lo.shape[1:], prev_valid),
+                                           role in opts.reused_operands, [p[0] for p in member_prev], np.array(step), units)
+                got = np.where(cur.active[0], fwd.words, 0)
+                new = new - got
+                forwarded = int(got.sum())
+                keys = np.concatenate([keys, np.where(fwd.valid[:, None], fwd.lo.T, -1),
+                                       np.where(fwd.valid[:, None], fwd.hi.T, -1)], axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
             _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
@@ -605,9 +641,9 @@ class ScheduleProfile:
             TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words, readback),
             demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
             demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
-            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words,
+            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words, demand.forwarded_words,
         )
-        _check_detail(detailed, int(pe_macs.sum()))
+        _check_detail(detailed, int(pe_macs.sum()), forwarded)
         words = demand.input.words + demand.weight.words + demand.readback.words
         ingress = ceil(words / opts.noc_bandwidth_words_per_cycle)
         if opts.ports > 1:
@@ -651,11 +687,13 @@ def _add_port_words(load: np.ndarray, keys: np.ndarray, words: np.ndarray, sel: 
     np.add.at(load, port[idx], words[idx])
 
 
-def _check_detail(d: StepDemand, macs: int) -> None:
+def _check_detail(d: StepDemand, macs: int, forwarded: int) -> None:
     """The per-PE lists must add up to the class sums (two computations of one step)."""
     problems = []
     if macs != d.macs:
         problems.append(f"per-PE MACs {macs} != {d.macs}")
+    if forwarded != d.forwarded_words:
+        problems.append(f"per-PE forwarded words {forwarded} != {d.forwarded_words}")
     for name, ts in (("input", d.input), ("weight", d.weight), ("read-back", d.readback)):
         if len(ts.packet_words) != ts.transfers or sum(ts.packet_words) != ts.words:
             problems.append(f"{name} packets {len(ts.packet_words)}/{sum(ts.packet_words)} words != "

@@ -160,6 +160,7 @@ class LayerSimulation:
             array_rows=hw.pe_array.rows,
             array_cols=hw.pe_array.cols,
             wavefront=rates.write_wavefront,
+            forwarding=rates.neighbour_forwarding,
         )
         self.l2_buffers = rates.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
@@ -487,7 +488,8 @@ class LayerSimulation:
             raise AssertionError(f"step {step}: packets end at {env.now}, transfers at {end}")
 
     def _count_ingress(self, d: StepDemand) -> None:
-        """Count one step's operand deliveries and MAC operand accesses."""
+        """Count one step's operand deliveries and MAC operand accesses (words forwarded between
+        neighbours are written into L1 but not carried by the network)."""
         acc = self.count.acc
         for tensor, ts in (("input", d.input), ("weight", d.weight)):
             acc[tensor].l2_read += ts.words
@@ -495,6 +497,8 @@ class LayerSimulation:
             acc[tensor].l1_read += d.macs
             self.count.noc_words += ts.words
             self.count.noc_dest += ts.dest_words
+        self.count.noc_dest -= d.forwarded_words
+        self.count.forwarded += d.forwarded_words
         out = acc["output"]
         out.l2_read += d.readback.words
         out.l1_write += d.readback.dest_words + d.macs
@@ -662,7 +666,7 @@ class LayerSimulation:
         counts = LayerCounts(
             cycles=cycles, compute_busy_cycles=int(count.busy), stall_cycles=dict(count.stall), macs=count.macs,
             accesses=count.acc, noc_words=count.noc_words, noc_delivered_words=count.noc_dest,
-            egress_words=count.egress_words, steps=count.steps_done,
+            egress_words=count.egress_words, steps=count.steps_done, forwarded_words=count.forwarded,
             l1_required_words=self.profile.l1_required_words, l2_required_words=self.profile.l2_required_words)
         return layer_result(self.cm, self.hw, self.options.mode, self.rates, counts, model="simulator",
                             events=self.events, wall_seconds=wall, exact=not self.options.check_legality)

@@ -76,11 +76,13 @@ class Counters:
     noc_dest: int = 0
     egress_words: int = 0
     steps_done: int = 0
+    forwarded: int = 0  # input words PEs took from their neighbours
 
     def vector(self) -> list[int]:
         out = [getattr(self.acc[t], f) for t in TENSORS for f in ACCESS_FIELDS]
         out += [self.stall[c] for c in STALL_CAUSES]
-        return out + [self.busy, self.macs, self.noc_words, self.noc_dest, self.egress_words, self.steps_done]
+        return out + [self.busy, self.macs, self.noc_words, self.noc_dest, self.egress_words, self.steps_done,
+                      self.forwarded]
 
     def add_scaled(self, now: list[int], before: list[int], times: int) -> None:
         """Add ``times`` x (``now`` - ``before``), vectors of :meth:`vector`."""
@@ -99,6 +101,7 @@ class Counters:
         self.noc_dest += delta[i + 3]
         self.egress_words += delta[i + 4]
         self.steps_done += delta[i + 5]
+        self.forwarded += delta[i + 6]
 
 
 @dataclass

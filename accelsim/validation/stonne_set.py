@@ -9,8 +9,9 @@ Each case gets a ladder from STONNE's cycles to ours (:class:`accelsim.compare.l
 realistic effect ideal), then one rung per group of realistic effects, each the cycles that group
 alone adds (the simulator with only that group ideal, against realistic mode; see
 :data:`RUNGS`), and ``overlap`` (effects that cost only together, or hide behind each other),
-so that the parts sum exactly to ``realistic - STONNE``. Neighbour forwarding is not modelled
-yet, so what STONNE saves by it stays in ``maestro_mode``.
+so that the parts sum exactly to ``realistic - STONNE``. The ``forwarding`` rung is negative where
+the multipliers forward inputs to their neighbours (``stonne_maeri``'s
+``distribution_noc.neighbour_forwarding``): maestro mode has no such links.
 
 Acceptance (issue 17): realistic mode within 5% of STONNE's cycles on every case. The whole set
 (112 cases, 8 runs each) takes about 15 s.
@@ -42,6 +43,7 @@ RUNGS: dict[str, frozenset[str]] = {
     "tile_barrier": frozenset({"tile_barrier"}),
     "fill_drain": frozenset({"ingress_latency", "mac_pipeline", "reduction_latency"}),
     "input_streaming": frozenset({"l1_reuse"}),
+    "forwarding": frozenset({"neighbour_forwarding"}),
     "buffers_dram": frozenset({"double_buffering", "dram"}),
 }
 LADDER = (MAESTRO_MODE, *RUNGS, OVERLAP)
@@ -57,6 +59,8 @@ RUNG_MEANING = {
                   "exposed at every barrier)",
     "input_streaming": "inputs sent again every step (STONNE's multipliers keep only their weights; "
                        "`l1.reused_operands`)",
+    "forwarding": "inputs the multipliers forward to their neighbours instead of reading them from SRAM "
+                  "(`distribution_noc.neighbour_forwarding`; negative: the links save cycles)",
     "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer, DRAM is unlimited)",
     OVERLAP: "effects that cost only together, or hide behind each other",
 }
