@@ -113,6 +113,26 @@ class L2Spec(_Strict):
     read_bandwidth_words_per_cycle: float = Field(gt=0)
     write_bandwidth_words_per_cycle: float = Field(gt=0)
     double_buffered: bool = True
+    # ``free_space``: with a single-buffered L2, the DMA may fetch the next L2 tile's new words
+    # (those the current tile does not hold) while the current tile is in use, as soon as the
+    # current tile's words plus the new ones fit in ``size_bytes``; ``none``: it waits for the
+    # current tile to be used up (see README, "Hardware fields")
+    prefetch: Literal["none", "free_space"] = "none"
+
+    @model_serializer(mode="wrap")
+    def _omit_no_prefetch(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """An L2 without prefetch dumps (and hashes) as before the field existed."""
+        data = handler(self)
+        if self.prefetch == "none":
+            data.pop("prefetch", None)
+        return data
+
+    @model_validator(mode="after")
+    def _prefetch_single_buffered(self) -> "L2Spec":
+        if self.prefetch != "none" and self.double_buffered:
+            raise ValueError(f"prefetch {self.prefetch!r} is for a single-buffered L2: set double_buffered: false "
+                             "(a double-buffered L2 already fetches the next tile into its other half)")
+        return self
 
 
 def _known_kind(kind: str, kinds: Mapping[str, object]) -> str:
