@@ -236,10 +236,6 @@ class LayerSimulation:
         self.dram = context.channel
         self.channel_priority = channel_priority
         self.l2_slots = self._slots("l2", self.l2_tiles)
-        # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
-        # a tile's words the next one does not keep are freed once it has been distributed)
-        self.l2_space = (simpy.Container(env, capacity=self.l2_space_words, init=self.l2_space_words)
-                         if self.l2_space_words else None)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -253,6 +249,11 @@ class LayerSimulation:
         l2_words = hw.l2.size_bytes // hw.word_size_bytes // self.l2_buffers
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
+        # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
+        # a tile's words the next one does not keep are freed once it has been distributed);
+        # an L2 too small for one tile holds one tile, as everywhere else
+        space = max(self.l2_space_words, self.profile.l2_required_words)
+        self.l2_space = simpy.Container(env, capacity=space, init=space) if self.l2_space_words else None
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
@@ -266,7 +267,7 @@ class LayerSimulation:
         self.warp = Warp(context, processes, [
             processes, StepQueue(self.ready), DrainQueue(self.drain_q), TileQueue(self.wb_q),
             ArrivalQueue(self.l2_ready),
-            Pools([self.l1_slots, self.out_slots, self.l2_slots, *([self.l2_space] if self.l2_space else [])]),
+            Pools([self.l1_slots, self.out_slots, self.l2_slots, *([self.l2_space] if self.l2_space is not None else [])]),
             Channel(self.dram, processes), Channel(self.noc, processes),
             Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
             Tally(self.count, self.track)], self._jumped)
