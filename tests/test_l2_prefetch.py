@@ -139,6 +139,27 @@ def test_prefetch_needs_a_single_buffered_l2():
         load_hardware("eyeriss_chip", ["l2.double_buffered=true"])
 
 
+def test_prefetch_in_levels_is_for_l2_only(tmp_path):
+    """Written as ``levels``, prefetch belongs to the shared buffer; on L1 it is refused."""
+    path = tmp_path / "hw.yaml"
+    path.write_text("""name: t
+pe_array: {count: 4}
+levels:
+  - {name: L1, instances: per_pe, size_bytes: 64, prefetch: free_space}
+  - {name: L2, instances: shared, size_bytes: 4096, read_bandwidth_words_per_cycle: 4,
+     write_bandwidth_words_per_cycle: 4, double_buffered: false}
+  - {name: DRAM, instances: shared, kind: dram, read_bandwidth_words_per_cycle: 4, write_bandwidth_words_per_cycle: 4}
+distribution_noc: {kind: bus, bandwidth_words_per_cycle: 4}
+reduction_noc: {kind: tree, bandwidth_words_per_cycle: 4}
+dram: {}
+""")
+    with pytest.raises(InputError, match="L1: prefetch applies to the shared buffer"):
+        load_hardware(path)
+    path.write_text(path.read_text().replace(", prefetch: free_space}", "}").replace(
+        "double_buffered: false}", "double_buffered: false, prefetch: free_space}"))
+    assert load_hardware(path).l2.prefetch == "free_space"
+
+
 def test_eyeriss_chip_conv3_models_agree():
     """eyeriss_chip sets the option; on CONV3 each pass's next new words (5,904) fit beside the
     pass (49,168 of 55,296 words): both models give the same cycles."""

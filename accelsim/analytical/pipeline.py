@@ -7,7 +7,9 @@ delay and an egress delay (its drained words over the reduction bandwidth). With
 two it loads step ``i`` while step ``i - 1`` computes; a step that ends a run over an output
 tile hands its outputs to the drain once an output buffer is free (the drain B such steps
 earlier has finished). With B L2 buffers the DMA asks for tile ``t`` once tile ``t - 1`` has
-arrived and tile ``t - B`` has been distributed; tile ``t``'s first step waits for it; a tile's
+arrived and tile ``t - B`` has been distributed (with L2 prefetch into free space, B = 1: tile
+``t - 2`` where tile ``t - 1``'s words and tile ``t``'s new words fit in L2, else ``t - 1``);
+tile ``t``'s first step waits for it; a tile's
 outputs are written back once its last drain and the previous write-back are done; the channel
 serves requests in the order made. Partial sums are read back only once they are in place: a
 step's read-back waits for the drain that ended the previous visit to its output tile, a tile's

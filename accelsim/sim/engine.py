@@ -2,8 +2,10 @@
 
 Five processes cooperate through SimPy stores and containers:
 
-- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered),
-  partial sums spilled to DRAM only once their write-back has ended;
+- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered;
+  with ``l2.prefetch: free_space`` a single-buffered L2 holds up to two tiles, the next one
+  fetched once its new words fit in L2's free words), partial sums spilled to DRAM only once
+  their write-back has ended;
 - ``distribute`` sends each step's new operand words and partial-sum read-backs from L2 to the
   PE L1s over the distribution network, once a free L1 buffer exists and, for a read-back,
   once the drain of the tile's previous visit has landed in L2 (:mod:`accelsim.sim.milestones`);
