@@ -755,7 +755,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
         if functional.enabled:
             result, _ = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
-                                            functional.seed, allow_overflow, run, run.check, reports)
+                                            functional.seed, allow_overflow, run, run.check, reports, budget)
         elif trace_dir is None:
             result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, run, check=run.check)
         else:
@@ -1200,7 +1200,7 @@ def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str
 @click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
 @click.option("--scenario", "only", multiple=True,
               type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array",
-                                 "many-layers"]),
+                                 "functional-conv3", "many-layers"]),
               help="Run only this scenario (repeatable).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")

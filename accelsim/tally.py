@@ -75,7 +75,7 @@ def layer_result(cm: CompiledMapping, hw: HardwareSpec, mode: str, rates: Rates,
     inner_accesses: dict[str, dict[str, LevelAccesses]] = {}
     inner_loops: dict[str, list[str]] = {}
     if hw.inner_levels:
-        inner = inner_counts(cm, hw, exact)
+        inner = inner_counts(cm, hw, exact, {t: a.l1_write for t, a in counts.accesses.items()})
         counts = with_inner_levels(counts, inner)
         inner_accesses = {lv: {t: LevelAccesses(inner.reads[lv][t], inner.writes[lv][t]) for t in inner.reads[lv]}
                           for lv in inner.reads}

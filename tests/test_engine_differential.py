@@ -44,7 +44,9 @@ SETTINGS = settings(max_examples=int(_OVERRIDE or 50), deadline=None, derandomiz
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 # the longer run starts from another seed, so it adds examples rather than repeating these
 SLOW_SETTINGS = settings(SETTINGS, max_examples=int(_OVERRIDE or 300), derandomize=False, database=None)
-PRESETS = sorted(available_presets())
+# the frozen engines run three storage levels: presets with register files inside the PE
+# (inner_levels, e.g. interstellar_rf2) are compared by their own tests
+PRESETS = sorted(p for p in available_presets() if not load_hardware(p).inner_levels)
 
 
 def _fields(result) -> dict:
@@ -59,9 +61,11 @@ def preset_hardware(draw) -> HardwareSpec:
     """A preset shrunk to at most 12 PEs, sometimes with its networks, buffers or DRAM varied."""
     base = draw(st.sampled_from(PRESETS), label="preset")
     rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    # the frozen engines have no controller barrier (issue 17's stonne_* presets set one) and
-    # no L2 prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
-    overrides = ["controller.tile_barrier=none", "l2.prefetch=none", f"pe_array.rows={rows}", f"pe_array.cols={cols}",
+    # the frozen engines have no controller barrier, reuse every operand from L1, share the
+    # reduction network's width (issue 17's stonne_* presets set otherwise) and have no L2
+    # prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
+    overrides = ["controller.tile_barrier=none", "l1.reused_operands=[input, weight]",
+                 "reduction_noc.write_ports=shared", "l2.prefetch=none", f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
     if draw(st.booleans()):

@@ -62,6 +62,8 @@ SLOW = {
     "accelsim bench --search": "search throughput with local and Dask workers",
     "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
+    "accelsim simulate --hw interstellar_rf2 --network alexnet --style eyeriss_like --layer conv3 --functional":
+        "149,520,384 MACs with values: about a minute",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.

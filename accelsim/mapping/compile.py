@@ -78,8 +78,39 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class PinnedLoop:
+    """One loop of the nest inside a PE's step: its dimension and trips (a part of the
+    dimension's extent in the step box when the dimension is split over several loops)."""
+
+    dim: str
+    trips: int
+
+
+@dataclass(frozen=True)
+class PinnedLevel:
+    """The loops one register file adds to those of the register files below it (outermost
+    first): it holds these and every loop below."""
+
+    name: str
+    loops: tuple[PinnedLoop, ...]
+
+
+@dataclass(frozen=True)
+class InnerPins:
+    """A mapping's own nest inside a PE's step (Timeloop's loops at the levels inside a PE):
+    ``outer``, the loops outside every register file (L1's own, outermost first), and
+    ``levels``, innermost register file first, what each adds. The trips of a dimension's loops
+    multiply to its extent in the step box."""
+
+    outer: tuple[PinnedLoop, ...]
+    levels: tuple[PinnedLevel, ...]
+
+
+@dataclass(frozen=True)
 class CompiledMapping:
-    """The tile schedule of one layer on one array."""
+    """The tile schedule of one layer on one array; ``inner_pins``: the loops inside a PE's
+    step the mapping pins to its register files (None: the default rule of
+    :mod:`accelsim.mapping.inner_levels`)."""
 
     layer: Layer
     nest: LoopNest
@@ -87,6 +118,7 @@ class CompiledMapping:
     loops: tuple[Loop, ...]
     num_pes: int
     source: str
+    inner_pins: InnerPins | None = None
 
     @property
     def used_pes(self) -> int:
