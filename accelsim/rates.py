@@ -42,7 +42,10 @@ class Rates:
     (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
     network's depth (see :meth:`reduction_latency_cycles`); ``tile_barrier``: the controller's
     (``none`` where ``tile_barrier`` is ideal); ``neighbour_forwarding``: the distribution
-    network's neighbour links (off where ``neighbour_forwarding`` is ideal, as MAESTRO has none).
+    network's neighbour links (off where ``neighbour_forwarding`` is ideal, as MAESTRO has none);
+    ``l2_prefetch_words``: with ``l2.prefetch: free_space`` on a single-buffered L2, L2's
+    capacity in words, within which the next tile's new words may be fetched while the current
+    tile is in use (0: off, also wherever double buffering is ideal, as in maestro mode).
     """
 
     ideal: frozenset[str]
@@ -68,6 +71,7 @@ class Rates:
     reduction_hop_latency_cycles: int
     tile_barrier: str
     neighbour_forwarding: bool
+    l2_prefetch_words: int = 0
 
     def reduction_latency_cycles(self, group_pes: int) -> int:
         """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
@@ -117,4 +121,6 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         reduction_hop_latency_cycles=red.latency_cycles_per_hop,
         tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
         neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
+        l2_prefetch_words=hw.l2.size_bytes // hw.word_size_bytes
+        if hw.l2.prefetch == "free_space" and not double_l2 else 0,
     )

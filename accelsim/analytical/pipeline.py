@@ -7,7 +7,9 @@ delay and an egress delay (its drained words over the reduction bandwidth). With
 two it loads step ``i`` while step ``i - 1`` computes; a step that ends a run over an output
 tile hands its outputs to the drain once an output buffer is free (the drain B such steps
 earlier has finished). With B L2 buffers the DMA asks for tile ``t`` once tile ``t - 1`` has
-arrived and tile ``t - B`` has been distributed; tile ``t``'s first step waits for it; a tile's
+arrived and tile ``t - B`` has been distributed (with L2 prefetch into free space, B = 1: tile
+``t - 2`` where tile ``t - 1``'s words and tile ``t``'s new words fit in L2, else ``t - 1``);
+tile ``t``'s first step waits for it; a tile's
 outputs are written back once its last drain and the previous write-back are done; the channel
 serves requests in the order made. Partial sums are read back only once they are in place: a
 step's read-back waits for the drain that ended the previous visit to its output tile, a tile's
@@ -51,7 +53,8 @@ class Timing:
     network latency, cycles between a step's last MAC and its drain (MAC pipeline), DRAM
     latency per transfer, and whether outputs share the distribution network.
     ``register_stages``: steps whose operands may wait on the network's hop registers (systolic
-    links: one step per hop), on top of L1's operand buffers."""
+    links: one step per hop), on top of L1's operand buffers. ``l2_space_words``: see
+    :class:`Pipeline`."""
 
     l1_buffers: int = 2
     l2_buffers: int = 2
@@ -60,6 +63,9 @@ class Timing:
     dram_latency: int = 0
     shared_network: bool = False
     register_stages: int = 0
+    # l2.prefetch free_space: L2's words (0: off); a tile's fetch may begin while the tile
+    # before it is in use when that tile's words and its own new ones fit in them
+    l2_space_words: int = 0
 
 
 class _Recent:
@@ -112,10 +118,10 @@ class _State:
     """Event times (cycles) and stall counters carried from step to step."""
 
     l1_buffers: int = 2
-    l2_buffers: int = 2
+    l2_tiles: int = 2  # tiles L2 may hold at once: its buffers, 2 with prefetch
     operand_slots: int = 2  # L1 operand buffers plus hop registers
     channel_free: int = 0  # DRAM channel
-    distributed: list[int] = field(default_factory=list)  # the last l2_buffers tiles handed out
+    distributed: list[int] = field(default_factory=list)  # the last l2_tiles tiles handed out
     writes: list[list[int]] = field(default_factory=list)  # (ready, cycles) of write-backs not yet made
     written: int = 0  # the DMA has sent the last write-back
     fetched: int = 0  # the DMA has read the current tile
@@ -136,8 +142,10 @@ class _State:
     tile: int = 0  # tiles done
     write_done: _Recent = field(default_factory=lambda: _Recent(0))  # tile -> its write-back sent
 
+    resident_words: int = 0  # words of the last tile begun (prefetch)
+
     def __post_init__(self) -> None:
-        self.distributed = [0] * self.l2_buffers
+        self.distributed = [0] * self.l2_tiles
         self.computed = [0] * self.operand_slots
         self.drained = [0] * self.l1_buffers
 
@@ -169,13 +177,18 @@ class Pipeline:
     """The recurrence over one layer's steps and L2 tiles."""
 
     def __init__(self, delays: StepDelays, read_cycles: Sequence[int], write_cycles: Sequence[int],
-                 read_source: Sequence[int], timing: Timing = Timing()):
+                 read_source: Sequence[int], timing: Timing = Timing(), footprint: Sequence[int] = (),
+                 kept: Sequence[int] = ()):
         self.d = delays
+        # per tile case, its words in L2 and those kept from the tile before (prefetch only)
+        self.footprint = footprint
+        self.kept = kept
         self.read_cycles = read_cycles
         self.write_cycles = write_cycles
         self.read_source = read_source  # per tile case: tiles back to the partial sums' write-back
         self.t = timing
-        self.s = _State(timing.l1_buffers, timing.l2_buffers, timing.l1_buffers + timing.register_stages)
+        self.s = _State(timing.l1_buffers, 2 if timing.l2_space_words else timing.l2_buffers,
+                        timing.l1_buffers + timing.register_stages)
         self._tile_writes = False  # the current tile writes outputs back (its last step drains)
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
@@ -188,6 +201,11 @@ class Pipeline:
         write-backs that asked earlier go first."""
         s = self.s
         request = max(s.fetched, s.distributed[0])
+        if self.t.l2_space_words:  # one tile ahead where the one before and the new words fit
+            new = self.footprint[tile] - self.kept[tile]
+            fits = s.resident_words + new <= self.t.l2_space_words
+            request = max(s.fetched, s.distributed[0] if fits else s.distributed[1])
+            s.resident_words = self.footprint[tile]
         if self.read_source[tile]:  # spilled partial sums: not before their write-back
             source = s.tile - self.read_source[tile]
             while s.writes and s.writes[0][2] <= source:

@@ -145,6 +145,10 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
             raise InputError(f"field 'levels': {lv.name}: the bandwidth of a register file inside the PE is not "
                              "modelled (it is taken as not limiting); remove its bandwidth fields", source=source,
                              line=line)
+    for lv in (*inner, l1, dram):
+        if lv.prefetch is not None:
+            raise InputError(f"field 'levels': {lv.name}: prefetch applies to the shared buffer (L2) only",
+                             source=source, line=line)
     for lv in (*inner, l2, dram):
         if set(lv.reused_operands) != {"input", "weight"}:
             raise InputError(f"field 'levels': {lv.name}: reused_operands applies to L1 (the last per-PE level) only",
@@ -166,7 +170,8 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
                  "reused_operands": list(l1.reused_operands)}
     out["l2"] = {"size_bytes": l2.size_bytes, "double_buffered": l2.double_buffered,
                  "read_bandwidth_words_per_cycle": l2.read_bandwidth_words_per_cycle,
-                 "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle}
+                 "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle,
+                 **({"prefetch": l2.prefetch} if l2.prefetch is not None else {})}
     dram_section = dict(data.get("dram") or {})
     if dram.read_bandwidth_words_per_cycle is not None:
         if "bandwidth_bytes_per_cycle" in dram_section:

@@ -113,6 +113,26 @@ class L2Spec(_Strict):
     read_bandwidth_words_per_cycle: float = Field(gt=0)
     write_bandwidth_words_per_cycle: float = Field(gt=0)
     double_buffered: bool = True
+    # ``free_space``: with a single-buffered L2, the DMA may fetch the next L2 tile's new words
+    # (those the current tile does not hold) while the current tile is in use, as soon as the
+    # current tile's words plus the new ones fit in ``size_bytes``; ``none``: it waits for the
+    # current tile to be used up (see README, "Hardware fields")
+    prefetch: Literal["none", "free_space"] = "none"
+
+    @model_serializer(mode="wrap")
+    def _omit_no_prefetch(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """An L2 without prefetch dumps (and hashes) as before the field existed."""
+        data = handler(self)
+        if self.prefetch == "none":
+            data.pop("prefetch", None)
+        return data
+
+    @model_validator(mode="after")
+    def _prefetch_single_buffered(self) -> "L2Spec":
+        if self.prefetch != "none" and self.double_buffered:
+            raise ValueError(f"prefetch {self.prefetch!r} is for a single-buffered L2: set double_buffered: false "
+                             "(a double-buffered L2 already fetches the next tile into its other half)")
+        return self
 
 
 def _known_kind(kind: str, kinds: Mapping[str, object]) -> str:
@@ -259,7 +279,8 @@ class StorageLevelSpec(_Strict):
     ``size_bytes`` None is unbounded (DRAM); bandwidths in words per cycle (None: not limited);
     ``keeps`` the tensors it holds (the others bypass it); ``access_energy_pj`` per word (None:
     from Interstellar Table 3 by size, or the DRAM figure); ``reused_operands`` (the per-PE
-    level only) the operands kept from one step to the next (see :class:`L1Spec`)."""
+    level only) the operands kept from one step to the next (see :class:`L1Spec`); ``prefetch``
+    (the shared buffer, L2, only; None: ``none``) as :class:`L2Spec`'s."""
 
     name: str
     instances: Literal["per_pe", "per_cluster", "shared"]
@@ -271,6 +292,15 @@ class StorageLevelSpec(_Strict):
     keeps: tuple[Tensor, ...] = ("input", "weight", "output")
     access_energy_pj: Optional[float] = Field(default=None, ge=0)
     reused_operands: tuple[Literal["input", "weight"], ...] = ("input", "weight")
+    prefetch: Optional[Literal["none", "free_space"]] = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_prefetch(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """A level without ``prefetch`` dumps (and hashes) as before the field existed."""
+        data = handler(self)
+        if self.prefetch is None:
+            data.pop("prefetch", None)
+        return data
 
 
 class HardwareSpec(_Strict):
@@ -339,7 +369,8 @@ class HardwareSpec(_Strict):
             StorageLevelSpec(name="L2", instances="shared", size_bytes=self.l2.size_bytes,
                              read_bandwidth_words_per_cycle=self.l2.read_bandwidth_words_per_cycle,
                              write_bandwidth_words_per_cycle=self.l2.write_bandwidth_words_per_cycle,
-                             double_buffered=self.l2.double_buffered, access_energy_pj=self.energy.l2_access_pj),
+                             double_buffered=self.l2.double_buffered, access_energy_pj=self.energy.l2_access_pj,
+                             prefetch=None if self.l2.prefetch == "none" else self.l2.prefetch),
             StorageLevelSpec(name="DRAM", instances="shared", kind="dram",
                              read_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,
                              write_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,

@@ -10,7 +10,7 @@ written back as partial sums and read back at the start of its next visit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 
 import numpy as np
@@ -46,14 +46,20 @@ class TileDemand:
     boxes: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False)
     # the tile whose write-back put the partial sums read back here into DRAM (-1: none read)
     partial_sums_tile: int = -1
+    # words of all tensors in the tile (its boxes' volumes), and those of them the tile before
+    # it (when it has work) already holds: a tile takes ``footprint_words - kept_words`` new
+    # words of L2 space, ``read_words`` of them from DRAM
+    footprint_words: int = 0
+    kept_words: int = 0
 
 
 @dataclass(frozen=True)
 class TileTable:
     """The DRAM traffic of every L2 tile case (arrays of length ``len(cases)``; cases over the
     classes of the tile loops): words read per tensor (output: partial sums read back) and
-    written back, the contiguous runs the reads (all tensors) and the write-back form, and
-    how many tiles back the write-back lies whose partial sums a tile reads (0: none read)."""
+    written back, the contiguous runs the reads (all tensors) and the write-back form, how
+    many tiles back the write-back lies whose partial sums a tile reads (0: none read), and
+    the tile's words in L2 and those of them kept from the tile before (see :class:`TileDemand`)."""
 
     cases: Cases
     read_words: dict[str, np.ndarray]
@@ -61,6 +67,9 @@ class TileTable:
     write_words: np.ndarray
     write_runs: np.ndarray
     partial_sums_source: np.ndarray
+    footprint_words: np.ndarray
+    kept_words: np.ndarray
+
 
 class TileSchedule:
     """The L2 tiles of a mapping and the DRAM traffic of each, by tile index.
@@ -162,11 +171,11 @@ class TileSchedule:
             rep = sum(self.view_classes[i][k].first * s for i, (k, s) in enumerate(zip(case, self.view_strides)))
             full = self._demand(rep)
             found = self._traffic[case] = (
-                TileDemand(full.read_words, full.read_runs, full.write_words, full.write_runs),
+                TileDemand(full.read_words, full.read_runs, full.write_words, full.write_runs,
+                           footprint_words=full.footprint_words, kept_words=full.kept_words),
                 rep - full.partial_sums_tile if full.partial_sums_tile >= 0 else -1)
         template, back = found
-        return template if back < 0 else TileDemand(template.read_words, template.read_runs, template.write_words,
-                                                    template.write_runs, partial_sums_tile=tile - back)
+        return template if back < 0 else replace(template, partial_sums_tile=tile - back)
 
     def table(self) -> TileTable:
         """The traffic of every tile case, each computed on its first tile: all cases at once,
@@ -203,10 +212,15 @@ class TileSchedule:
         nest = self.cm.nest
         reads = {role: np.zeros(n, dtype=np.int64) for role in nest.tensors}
         read_runs, write_words, write_runs, back = (np.zeros(n, dtype=np.int64) for _ in range(4))
-        for role in OPERAND_ROLES:
+        footprint, kept = (np.zeros(n, dtype=np.int64) for _ in range(2))
+        for role in nest.tensors:
             lo, hi = box[role]
             plo, phi = prev_box[role]
             inter = np.where(has_prev, volume(np.maximum(lo, plo), np.minimum(hi, phi)), 0)
+            footprint += volume(lo, hi)
+            kept += inter
+            if role not in OPERAND_ROLES:
+                continue
             reads[role] = volume(lo, hi) - inter
             for i in np.nonzero(reads[role] > 0)[0]:
                 read_runs[i] += delta_runs(lo[:, i].tolist(), hi[:, i].tolist(),
@@ -228,7 +242,8 @@ class TileSchedule:
             read_runs[i] = sum(td.read_runs.values())
             write_words[i], write_runs[i] = td.write_words, td.write_runs
             back[i] = tile - td.partial_sums_tile if td.partial_sums_tile >= 0 else 0
-        return TileTable(cases, reads, read_runs, write_words, write_runs, back)
+            footprint[i], kept[i] = td.footprint_words, td.kept_words
+        return TileTable(cases, reads, read_runs, write_words, write_runs, back, footprint, kept)
 
     def _union_boxes(self, rows: np.ndarray) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """:meth:`_union_box` of the tiles whose tile-loop indices are the rows of ``rows``
@@ -280,6 +295,10 @@ class TileSchedule:
             if vol > inter:
                 runs[role] = delta_runs(lo, hi, None if prev is None else prev[role], self.full[role],
                                          nest.layout(role))
+        footprint = sum(prod(b - a + 1 for a, b in zip(lo, hi)) for lo, hi in box.values())
+        kept = 0 if p != t - 1 or prev is None else sum(
+            prod(max(0, min(b, pb) - max(a, pa) + 1) for a, b, pa, pb in zip(*box[role], *prev[role]))
+            for role in nest.tensors)
         olo, ohi = box["output"]
         oext = [b - a + 1 for a, b in zip(olo, ohi)]
         ovol = prod(oext)
@@ -294,4 +313,4 @@ class TileSchedule:
             source = self.visits.previous_end(t)
             while source >= 0 and not self.valid(source):  # no work there: nothing written back
                 source = self.visits.previous_end(source)
-        return TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, box, source)
+        return TileDemand(reads, runs, ovol if end else 0, oruns if end else 0, box, source, footprint, kept)

@@ -2,8 +2,10 @@
 
 Five processes cooperate through SimPy stores and containers:
 
-- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered),
-  partial sums spilled to DRAM only once their write-back has ended;
+- ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered;
+  with ``l2.prefetch: free_space`` a single-buffered L2 holds up to two tiles, the next one
+  fetched once its new words fit in L2's free words), partial sums spilled to DRAM only once
+  their write-back has ended;
 - ``distribute`` sends each step's new operand words and partial-sum read-backs from L2 to the
   PE L1s over the distribution network, once a free L1 buffer exists and, for a read-back,
   once the drain of the tile's previous visit has landed in L2 (:mod:`accelsim.sim.milestones`);
@@ -163,6 +165,10 @@ class LayerSimulation:
             forwarding=rates.neighbour_forwarding,
         )
         self.l2_buffers = rates.l2_buffers
+        # l2.prefetch free_space: L2's words; the next tile's new words may come in while the
+        # current tile is in use, so up to two tiles hold a buffer (0: off)
+        self.l2_space_words = rates.l2_prefetch_words
+        self.l2_tiles = 2 if self.l2_space_words else self.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
         self.ingress_latency = rates.ingress_latency_cycles
         self.pipeline = rates.drain_delay_cycles
@@ -179,7 +185,7 @@ class LayerSimulation:
     @property
     def buffer_capacities(self) -> dict[str, int]:
         """Buffers of each pool: ``l2``, ``l1_operand``, ``l1_output``."""
-        return {"l2": self.l2_buffers, "l1_operand": self.operand_slots, "l1_output": self.buffers}
+        return {"l2": self.l2_tiles, "l1_operand": self.operand_slots, "l1_output": self.buffers}
 
     # ------------------------------------------------------------------ timing rules
     def _announces(self, d: StepDemand) -> bool:
@@ -236,7 +242,7 @@ class LayerSimulation:
         self.egress = self.noc
         self.dram = context.channel
         self.channel_priority = channel_priority
-        self.l2_slots = self._slots("l2", self.l2_buffers)
+        self.l2_slots = self._slots("l2", self.l2_tiles)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
         self.l2_ready = simpy.Store(env)
@@ -250,6 +256,11 @@ class LayerSimulation:
         l2_words = hw.l2.size_bytes // hw.word_size_bytes // self.l2_buffers
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
+        # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
+        # a tile's words the next one does not keep are freed once it has been distributed);
+        # an L2 too small for one tile holds one tile, as everywhere else
+        space = max(self.l2_space_words, self.profile.l2_required_words)
+        self.l2_space = simpy.Container(env, capacity=space, init=space) if self.l2_space_words else None
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
@@ -262,7 +273,8 @@ class LayerSimulation:
         processes = Processes(self.states, self.owner)
         self.warp = Warp(context, processes, [
             processes, StepQueue(self.ready), DrainQueue(self.drain_q), TileQueue(self.wb_q),
-            ArrivalQueue(self.l2_ready), Pools([self.l1_slots, self.out_slots, self.l2_slots]),
+            ArrivalQueue(self.l2_ready),
+            Pools([self.l1_slots, self.out_slots, self.l2_slots, *([self.l2_space] if self.l2_space is not None else [])]),
             Channel(self.dram, processes), Channel(self.noc, processes),
             Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
             Tally(self.count, self.track)], self._jumped)
@@ -328,6 +340,10 @@ class LayerSimulation:
             st.phase = "slot"
             yield self.l2_slots.get(1)
             tile = tiles.traffic(st.tile)
+            new_words = tile.footprint_words - tile.kept_words
+            if self.l2_space is not None and new_words:  # prefetch: once its new words fit
+                st.phase = "space"
+                yield self.l2_space.get(new_words)
             source = tile.partial_sums_tile
             if source >= 0 and tiles.traffic(source).write_words:  # spilled partial sums: not
                 st.key = source  # before their write-back has ended
@@ -444,8 +460,18 @@ class LayerSimulation:
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
+                if self.l2_space is not None:
+                    self._free_space(st.tile)
             st.step += 1
         st.phase = "done"
+
+    def _free_space(self, tile: int) -> None:
+        """Tile ``tile`` has been distributed: free its words the next tile does not keep."""
+        assert self.l2_space is not None
+        kept = self.tiles.traffic(tile + 1).kept_words if tile + 1 < self.tiles.count else 0
+        freed = self.tiles.traffic(tile).footprint_words - kept
+        if freed:
+            self.l2_space.put(freed)
 
     def _send(self, network: simpy.Resource | None, component: str, step: int,
               parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
