@@ -85,9 +85,12 @@ class _Recent:
 
     def record(self, number: int, cycle: int) -> None:
         """Completion of ``number``, the newest so far; older ones out of reach are forgotten."""
-        self.times[number] = cycle
-        self.numbers.append(number)
-        self._forget_before(number - self.keep)
+        times, numbers = self.times, self.numbers
+        times[number] = cycle
+        numbers.append(number)
+        oldest = number - self.keep  # ``number`` itself stays, so ``numbers`` never empties here
+        while numbers[0] < oldest:
+            del times[numbers.popleft()]
 
     def shift(self, first: int, per_repeat: int, cycles: int, times: int) -> None:
         """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
