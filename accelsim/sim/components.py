@@ -55,7 +55,8 @@ class Processes(Plain):
         process = getattr(callback, "__self__", None)
         state = self.owner.get(process) if isinstance(process, simpy.Process) else None
         if state is None:
-            return ("?", getattr(callback, "__qualname__", repr(callback)))
+            name = getattr(callback, "__qualname__", None)  # repr only where there is none: it is slow
+            return ("?", name if name is not None else repr(callback))
         if state.name in ("arrive", "land"):  # None: no tile (-1 is the tile before the origin's)
             return (state.name, state.tile - tile if state.tile >= 0 else None)
         return (state.name,)
