@@ -25,7 +25,8 @@ switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause 
 - ``dram_latency``: DRAM latency, burst rounding of contiguous runs and DMA setup cost
   (``dram.model``), against bytes over bandwidth;
 - ``buffer_limits``: single-buffered L1/L2 where the hardware is, against MAESTRO's ideal
-  double buffering (0 on hardware that double-buffers both);
+  double buffering (0 on hardware that double-buffers both), and operands a PE does not reuse
+  from its L1 across steps (``l1.reused_operands``; 0 where it reuses both);
 - ``model_residual``: what the model gets wrong about an execution that obeys its own
   assumptions (edge-tile cases, transitions between cases, L2-tile boundaries, per-step
   overlap);
@@ -47,7 +48,7 @@ CAUSES: dict[str, frozenset[str]] = {
     "reduction_latency": frozenset({"reduction_latency"}),
     "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
     "dram_latency": frozenset({"dram"}),
-    "buffer_limits": frozenset({"double_buffering"}),
+    "buffer_limits": frozenset({"double_buffering", "l1_reuse"}),
 }
 INTERACTION = "other/interaction"
 RESIDUAL = "model_residual"

@@ -21,7 +21,8 @@ representatives' boxes are enumerated.
 
 Counting rules (also in the README):
 - an idle PE keeps its L1 contents; a tile already resident is not fetched again, only the part
-  of the new tile outside the old one is;
+  of the new tile outside the old one is (for the operands the PEs reuse from step to step,
+  ``ProfileOptions.reused_operands``; the others are sent whole every step);
 - a PE drains its output tile at the end of every run of steps over that tile in which it did
   any work; PEs draining the same tile together are reduced spatially first;
 - an output tile revisited later (a reduction loop outside its tile loops) is spilled as partial
@@ -109,6 +110,10 @@ class ProfileOptions:
     loop index and every sub-unit as its own class (for mappings whose windows overlap or leave
     gaps, ``--unchecked``).
 
+    ``reused_operands``: the operands a PE keeps in its L1 from one step to the next (only
+    the part of a tile it does not hold yet is sent); any other operand is sent whole at every
+    step that uses it (``hw.l1.reused_operands``).
+
     A step's operand words (every tensor, read-backs included) share the distribution
     network: it takes ``ceil(distinct words / noc_bandwidth)`` cycles (the bandwidth capped by
     L2's reads), and with ``ports`` > 1 at least as many as its busiest port needs: port p
@@ -125,6 +130,8 @@ class ProfileOptions:
     ports: int = 1
     port_block_pes: int = 1
     port_bandwidth_words_per_cycle: float = 1.0
+    # operands a PE keeps in L1 from step to step; the others are sent whole every step
+    reused_operands: frozenset[str] = frozenset(OPERAND_ROLES)
 
 
 # ------------------------------------------------------------------------------------------
@@ -396,14 +403,16 @@ class ScheduleProfile:
         sent, delivered = {}, {}
         on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
+            reused = role in opts.reused_operands  # else nothing is kept from the previous step
             lo, hi = cur.tensor(nest, role)
             plo, phi = prev.tensor(nest, role)
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
-            new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None], inter, 0), 0)
-            absent = ~moving_prev[:, None]  # no previous box: a constant marker instead
+            new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None] & reused, inter, 0), 0)
+            kept = moving_prev & reused
+            absent = ~kept[:, None]  # no previous box: a constant marker instead
             keys = np.concatenate([flat(lo), flat(hi), np.where(absent, -1, flat(plo)),
                                    np.where(absent, -1, flat(phi))], axis=1)
-            moving = np.column_stack([np.ones_like(moving_prev), np.ones_like(moving_prev), moving_prev, moving_prev])
+            moving = np.column_stack([np.ones_like(kept), np.ones_like(kept), kept, kept])
             sel = new.ravel() > 0
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
                                       new.ravel()[sel], opts.multicast)
@@ -536,11 +545,12 @@ class ScheduleProfile:
         port = pes // opts.port_block_pes
         port_load = np.zeros(opts.ports, dtype=np.int64)  # counted PE by PE
         for role in OPERAND_ROLES:
+            kept = prev_valid and role in opts.reused_operands
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
-            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
+            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if kept else 0
             new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
-            keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if prev_valid else []), axis=1)
+            keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if kept else []), axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
             _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
