@@ -17,7 +17,8 @@ switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause 
 
 - ``noc_contention``: no multicast where the hardware has none, L2 ports capping the NoC
   bandwidth, a tree's root ports (each feeding its own block of PEs) instead of one shared
-  width, outputs sharing the distribution network when there is no reduction network;
+  width, fixed write ports of the reduction network instead of one shared width, outputs
+  sharing the distribution network when there is no reduction network;
 - ``reduction_latency``: reduction-network hop latency;
 - ``pipeline_fill_drain``: distribution-network latency and the MAC pipeline depth (the cycles
   before a step's operands are usable and after its last MAC), and the controller's tile
@@ -44,7 +45,7 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import SimOptions, simulate_layer
 
 CAUSES: dict[str, frozenset[str]] = {
-    "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress"}),
+    "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress", "write_ports"}),
     "reduction_latency": frozenset({"reduction_latency"}),
     "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
     "dram_latency": frozenset({"dram"}),

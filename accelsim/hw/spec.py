@@ -139,11 +139,22 @@ class DistributionNoCSpec(_Strict):
 
 class ReductionNoCSpec(_Strict):
     """Spatial reduction of partial sums: one of the kinds of :mod:`accelsim.hw.noc` (adder
-    ``tree``, store-and-forward ``chain``, ``none``)."""
+    ``tree``, store-and-forward ``chain``, ``none``).
+
+    ``write_ports``: how outputs reach L2. ``shared`` (default): a step's drained words share
+    the network's width, ``ceil(words / bandwidth)`` cycles after the step's last MAC.
+    ``interleaved``: ``floor(bandwidth)`` one-word write ports, the PE at (row, col) wired to
+    port ``(row * cols + col) % ports`` (a reduction group through its first PE's port), as
+    STONNE's TPU mesh writes its accumulators; each output leaves as soon as its PE is done (on
+    a ``systolic`` distribution network PE (row, col) finishes ``row + col`` cycles after PE
+    (0, 0), so the drain overlaps the wavefront) and each port writes one word per cycle in
+    the order they are ready: a step's drain ends when its busiest port has written its last
+    word."""
 
     kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
+    write_ports: Literal["shared", "interleaved"] = "shared"
 
     @field_validator("kind")
     @classmethod

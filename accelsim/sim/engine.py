@@ -156,6 +156,10 @@ class LayerSimulation:
             port_block_pes=rates.port_block_pes,
             port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
             reused_operands=rates.reused_operands,
+            write_ports=rates.write_ports,
+            array_rows=hw.pe_array.rows,
+            array_cols=hw.pe_array.cols,
+            wavefront=rates.write_wavefront,
         )
         self.l2_buffers = rates.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE

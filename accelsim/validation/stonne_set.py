@@ -38,7 +38,7 @@ MAESTRO_MODE = "maestro_mode"
 OVERLAP = "overlap"
 # rung -> the engine's ideal effects it switches (every effect in exactly one rung; tested)
 RUNGS: dict[str, frozenset[str]] = {
-    "ports": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress"}),
+    "ports": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress", "write_ports"}),
     "tile_barrier": frozenset({"tile_barrier"}),
     "fill_drain": frozenset({"ingress_latency", "mac_pipeline", "reduction_latency"}),
     "input_streaming": frozenset({"l1_reuse"}),
@@ -48,7 +48,9 @@ LADDER = (MAESTRO_MODE, *RUNGS, OVERLAP)
 RUNG_MEANING = {
     MAESTRO_MODE: "the simulator in maestro mode (every effect below ideal) against STONNE",
     "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers) against one "
-             "packed transfer per step",
+             "packed transfer per step, and the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
+             "each output written through its fixed port as the wavefront finishes it) against one shared width "
+             "after the step",
     "tile_barrier": "the controller's barrier: the next weight tile (MAERI) or stationary tile (TPU) only after "
                     "the previous tile's outputs are written",
     "fill_drain": "the network's and adder tree's latencies and the MAC pipeline (fill and drain of each step, "
