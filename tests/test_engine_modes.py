@@ -11,7 +11,9 @@ from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import ClusterDirective as Cluster
 from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
-from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.mapping.jobs import jobs_from_network, prepare
+from accelsim.sim.context import SimContext
+from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
 from accelsim.workload.ops import Layer
 
 
@@ -92,6 +94,47 @@ def test_fast_forward_engages_on_long_identical_runs():
     slow = simulate_layer(cm, hw, SimOptions(fast_forward=False))
     _same(fast, slow)
     assert fast.events * 3 < slow.events
+
+
+def test_fast_forward_holds_a_long_offchip_transfer(monkeypatch):
+    """C in two folds outside the output loops: the second fold reads each row's partial sums
+    back from DRAM and writes them again, at 1 byte per cycle, so one transfer spans many of
+    the row's 58 sliding-window steps and its end is a different distance from each step. The
+    warp holds the off-chip side (the transfer stays where it is) and jumps the steps between;
+    every count is the unrolled run's, and every jump ends, with every on-chip event it moved,
+    before the first held event (here the results would not show a jump past it: the
+    transfers do not reach the array before the row ends)."""
+    layer = Layer.build("long", "CONV2D", {"K": 4, "C": 4, "R": 1, "S": 3, "Y": 6, "X": 60})
+    hw = _hw(**{"dram.bandwidth_bytes_per_cycle": 1})
+    cm = compile_mapping(layer, [T(2, 2, "C"), S(1, 1, "K"), T(1, 1, "Y"), T(3, 1, "X")], hw.num_pes)
+    shift = SimContext.shift
+    jumps = []
+
+    def checked(context, cycles, keep=frozenset()):
+        shift(context, cycles, keep)
+        if keep:
+            held = min(at for at, _, eid, _ in context.env._queue if eid in keep)
+            moved = max(at for at, _, eid, _ in context.env._queue if eid not in keep)
+            jumps.append(max(context.env.now, moved) < held)
+
+    monkeypatch.setattr(SimContext, "shift", checked)
+    fast = LayerSimulation(cm, hw)
+    result = fast.run()
+    _same(result, simulate_layer(cm, hw, SimOptions(fast_forward=False)))
+    assert fast.warp.held_steps > cm.steps // 2
+    assert jumps and all(jumps)
+
+
+def test_fast_forward_tells_the_previous_tile_from_no_tile():
+    """marvel15's L2_Bottleneck1_1_2 under maeri_like on marvel_edge: one L2 tile per output row.
+    In the last row the drain of the row before is still landing; its tile is -1 relative to
+    the checkpoint's, which the warp once took for "no tile" and jumped over, delaying that
+    row's write-back by 315 cycles (36,441 cycles against the unrolled 36,428)."""
+    hw = load_hardware("marvel_edge")
+    _, jobs = jobs_from_network("marvel15", "maeri_like", hw)
+    (job,) = [j for j in jobs if j.layer.name == "L2_Bottleneck1_1_2"]
+    cm = prepare(job, hw)
+    _same(simulate_layer(cm, hw), simulate_layer(cm, hw, SimOptions(fast_forward=False)))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

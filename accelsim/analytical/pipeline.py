@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
+from operator import sub
 from typing import Callable, Sequence
 
 from accelsim.mapping.geometry import LoopClass
@@ -89,9 +91,12 @@ class _Recent:
 
     def record(self, number: int, cycle: int) -> None:
         """Completion of ``number``, the newest so far; older ones out of reach are forgotten."""
-        self.times[number] = cycle
-        self.numbers.append(number)
-        self._forget_before(number - self.keep)
+        times, numbers = self.times, self.numbers
+        times[number] = cycle
+        numbers.append(number)
+        oldest = number - self.keep  # ``number`` itself stays, so ``numbers`` never empties here
+        while numbers[0] < oldest:
+            del times[numbers.popleft()]
 
     def shift(self, first: int, per_repeat: int, cycles: int, times: int) -> None:
         """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
@@ -233,37 +238,77 @@ class Pipeline:
                 s.write_done.record(number, s.written)
 
     # ---------------------------------------------------------------- steps
-    def _step(self, case: int, tile_first: bool, tile_last: bool) -> None:
-        s, d = self.s, self.d
-        free = max(s.noc_free, s.computed[0], s.arrived if tile_first else 0)
-        source = d.readback_source[case]
-        start = max(free, s.landed.get(s.step - source)) if source else free  # partial sums in L2
-        if d.barrier and d.barrier[case]:  # the controller's tile barrier: every output so far in L2
-            start = max(start, s.land_free)
-        s.noc_free = start + d.ingress[case]
-        began = max(s.compute_free, s.noc_free + (self.t.ingress_latency if d.ingress[case] else 0))
-        waited = began - s.compute_free
-        dram = min(waited, max(0, s.arrived - s.compute_free)) if tile_first else 0
-        held = min(waited - dram, start - free)
+    def _case(self, case: int) -> tuple[int, int, int, int, bool, int, bool, int]:
+        """One step case's delays, as :meth:`_step` reads them: ingress, the operands' network
+        latency (0 when nothing is sent), compute, egress, whether it drains, the read-back's
+        source (steps back; 0: none), whether the tile barrier holds it, and the landing delay."""
+        d = self.d
+        ingress = d.ingress[case]
+        return (ingress, self.t.ingress_latency if ingress else 0, d.compute[case], d.egress[case],
+                bool(d.drains[case]), d.readback_source[case], bool(d.barrier and d.barrier[case]),
+                d.landing[case] if d.landing else 0)
+
+    def _step(self, case: tuple[int, int, int, int, bool, int, bool, int], tile_first: bool, tile_last: bool) -> None:
+        """One step of a case (:meth:`_case`); the first or last of its L2 tile."""
+        s = self.s
+        ingress, latency, compute, egress, drains, source, barrier, landing = case
+        # free = max(noc_free, computed[0], arrived on a tile's first step)
+        free = s.noc_free
+        computed = s.computed
+        if computed[0] > free:
+            free = computed[0]
+        if tile_first and s.arrived > free:
+            free = s.arrived
+        start = free
+        if source:  # partial sums in L2
+            landed = s.landed.get(s.step - source)
+            if landed > start:
+                start = landed
+        if barrier and s.land_free > start:  # the controller's tile barrier: every output so far in L2
+            start = s.land_free
+        noc_free = s.noc_free = start + ingress
+        compute_free = s.compute_free
+        began = noc_free + latency
+        if compute_free > began:
+            began = compute_free
+        waited = began - compute_free
+        if tile_first:
+            dram = s.arrived - compute_free
+            if dram < 0:
+                dram = 0
+            if waited < dram:
+                dram = waited
+        else:
+            dram = 0
+        held = waited - dram
+        if start - free < held:
+            held = start - free
         s.stall_dram += dram
         s.stall_reduction += held
         s.stall_noc += waited - dram - held
-        done = began + d.compute[case]
-        s.busy += d.compute[case]
-        s.computed = s.computed[1:] + [done]
+        done = began + compute
+        s.busy += compute
+        del computed[0]
+        computed.append(done)
         s.compute_free = done
-        if d.drains[case] or (tile_last and self._tile_writes):
-            handed = max(done, s.drained[0])
+        if drains or (tile_last and self._tile_writes):
+            drained = s.drained
+            handed = drained[0] if drained[0] > done else done
             s.stall_reduction += handed - done
             s.compute_free = handed
-            start = max(s.drain_free, handed + self.t.drain_delay)
+            start = handed + self.t.drain_delay
+            if s.drain_free > start:
+                start = s.drain_free
             if self.t.shared_network:  # outputs queue behind the operands on one network
-                start = max(start, s.noc_free)
-                s.noc_free = start + d.egress[case]
-            s.drain_free = start + d.egress[case]
-            s.drained = s.drained[1:] + [s.drain_free]
-            land = s.drain_free + (d.landing[case] if d.landing else 0)
-            s.land_free = max(s.land_free, land)
+                if noc_free > start:
+                    start = noc_free
+                s.noc_free = start + egress
+            drain_free = s.drain_free = start + egress
+            del drained[0]
+            drained.append(drain_free)
+            land = drain_free + landing
+            if land > s.land_free:
+                s.land_free = land
             if self.keep_landed:  # a window of the drains read-backs may still wait for
                 s.landed.record(s.step, land)
         s.step += 1
@@ -283,23 +328,24 @@ class Pipeline:
         if times == 1:  # nothing to skip
             body()
             return
+        s = self.s
         done = 0
         previous: list[int] | None = None
+        after: list[int] | None = None  # the state after the last repetition, if nothing moved it since
         while done < times:
             if times - done <= 2:  # the last two repetitions run as they are: nothing left to skip
                 body()
                 done += 1
                 continue
-            before = self.s.vector()
-            first_step, drain_before = self.s.step, self.s.drain_free
-            first_tile, written_before = self.s.tile, self.s.written
+            before = after if after is not None else s.vector()
+            first_step, drain_before = s.step, s.drain_free
+            first_tile, written_before = s.tile, s.written
             body()
             done += 1
-            after = self.s.vector()
-            deltas = [a - b for a, b in zip(after, before)] if len(after) == len(before) else None
+            after = s.vector()
+            deltas = list(map(sub, after, before)) if len(after) == len(before) else None
             left = times - done - 1
             if deltas is not None and left > 0 and deltas == previous:
-                s = self.s
                 steps, drain_cycles = s.step - first_step, s.drain_free - drain_before
                 tiles, write_cycles = s.tile - first_tile, s.written - written_before
                 if self.keep_landed:
@@ -310,6 +356,7 @@ class Pipeline:
                 for w in s.writes:
                     w[2] += left * tiles
                 done += left
+                after = None
             previous = deltas
 
     def run(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
@@ -324,8 +371,7 @@ class Pipeline:
                 inner = prefix[tile_loops:]
                 first = all(k == 0 for k in inner)
                 last = list(inner) == last_class[tile_loops:]
-                case = case_of[prefix]
-                return lambda: self._step(case, first, last)
+                return partial(self._step, self._case(case_of[prefix]), first, last)
             return self._sequence([(block(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])])
 
         def tiles(level: int, prefix: tuple) -> Callable[[], None]:

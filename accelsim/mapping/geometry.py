@@ -137,7 +137,7 @@ def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
 
 def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Words of boxes given per axis (axes first); 0 for empty boxes."""
-    return np.prod(np.clip(hi - lo + 1, 0, None), axis=0)
+    return np.prod(np.maximum(hi - lo + 1, 0), axis=0)
 
 
 def boxes(cm: CompiledMapping, idx: Index, units: Units) -> Boxes:
@@ -161,7 +161,7 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units) -> Boxes:
             else:
                 offset = window * ld.offset
             start[ld.dim] = start[ld.dim] + offset
-            extent[ld.dim] = np.clip(np.minimum(ld.size, extent[ld.dim] - offset), 0, None)
+            extent[ld.dim] = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
     for d in cm.nest.dims:
         active &= extent[d] > 0
     extent = {d: np.where(active, e, 0) for d, e in extent.items()}
@@ -404,9 +404,11 @@ def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
         trips = cm.loops[li].trips
         ends = sorted({p - 1 for p in points[li] if p > 0} | {trips - 1})
         best = np.full(shape, -1, dtype=np.int64)
-        for end in ends:
+        for end in reversed(ends):  # the last end at which each tuple works: stop once all have one
             trial = out[:li] + [np.full(shape, end, dtype=np.int64)] + out[li + 1:]
-            best = np.where(boxes(cm, trial, units).active, end, best)
+            best = np.where((best < 0) & boxes(cm, trial, units).active, end, best)
+            if (best >= 0).all():
+                break
         out[li] = np.maximum(best, 0)
     return out
 

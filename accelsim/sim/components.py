@@ -20,6 +20,9 @@ from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, 
 from accelsim.sim.warp import Checkpoint, InFlight, Jump, Origin
 
 
+OFFCHIP = frozenset({"dma_in", "dma_out", "arrive"})  # the processes on the off-chip side
+
+
 class Plain:
     """A component with nothing to mark and nothing that refuses a jump."""
 
@@ -52,10 +55,17 @@ class Processes(Plain):
         process = getattr(callback, "__self__", None)
         state = self.owner.get(process) if isinstance(process, simpy.Process) else None
         if state is None:
-            return ("?", getattr(callback, "__qualname__", repr(callback)))
-        if state.name in ("arrive", "land"):
-            return (state.name, state.tile - tile if state.tile >= 0 else state.tile)
+            name = getattr(callback, "__qualname__", None)  # repr only where there is none: it is slow
+            return ("?", name if name is not None else repr(callback))
+        if state.name in ("arrive", "land"):  # None: no tile (-1 is the tile before the origin's)
+            return (state.name, state.tile - tile if state.tile >= 0 else None)
         return (state.name,)
+
+    def offchip(self, callback: Any) -> bool:
+        """Whether a pending event wakes an off-chip process (the DMA, an L2 tile's arrival)."""
+        process = getattr(callback, "__self__", None)
+        state = self.owner.get(process) if isinstance(process, simpy.Process) else None
+        return state is not None and state.name in OFFCHIP
 
     def who(self, process: Any) -> tuple:
         """A resource's user or waiter by process name."""
@@ -97,7 +107,8 @@ class Processes(Plain):
 
     def shift(self, jump: Jump, before: Any, now: Any) -> None:
         for state in self.owner.values():
-            _shift_state(state, jump)
+            if not (jump.held and state.name in OFFCHIP):  # a held off-chip side stays as it is
+                _shift_state(state, jump)
 
 
 class StepQueue(Plain):
@@ -172,6 +183,8 @@ class ArrivalQueue(Plain):
         flight.tiles += [x.tile for x in self.store.items if x.tile >= 0]
 
     def shift(self, jump: Jump, before: Any, now: Any) -> None:
+        if not jump.tiles:  # the same tiles wait as before the jump, each since it arrived
+            return
         for arrival in self.store.items:
             arrival.tile += jump.tiles
             arrival.cycle += jump.cycles

@@ -14,6 +14,8 @@ compares were both taken while it ran alone, with nothing started in between.
 
 from __future__ import annotations
 
+import heapq
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import simpy
@@ -76,18 +78,39 @@ class SimContext:
             except EmptySchedule:
                 return
 
-    def pending(self, origin: Origin, label: Callable[[Any, int], tuple]) -> tuple:
-        """The event queue in firing order relative to ``origin``: (cycles after it, priority,
-        who each event wakes, by ``label(callback, tile)``)."""
-        out = []
-        for at, priority, _, event in sorted(self.env._queue):  # noqa: SLF001 (SimPy's event queue)
-            owners = [label(cb, origin.tile) for cb in (event.callbacks or [])]
-            out.append((at - origin.cycle, priority, tuple(owners)))
-        return tuple(out)
+    def pending(self, origin: Origin, label: Callable[[Any, int], tuple],
+                offchip: Callable[[Any], bool]) -> Queue:
+        """The event queue in firing order: every event relative to ``origin`` (cycles after
+        it, priority, who each event wakes, by ``label(callback, tile)``); the same for the
+        events that wake an on-chip process only; and those that wake only the off-chip side
+        (``offchip(callback)``) as they stand, (cycle, priority, SimPy's event id)."""
+        every, onchip, off = [], [], []
+        for at, priority, eid, event in sorted(self.env._queue):  # noqa: SLF001 (SimPy's event queue)
+            callbacks = event.callbacks or []
+            entry = (at - origin.cycle, priority, tuple(label(cb, origin.tile) for cb in callbacks))
+            every.append(entry)
+            if callbacks and all(offchip(cb) for cb in callbacks):
+                off.append((int(at), priority, eid))
+            else:
+                onchip.append(entry)
+        return Queue(tuple(every), tuple(onchip), tuple(off))
 
-    def shift(self, cycles: int) -> None:
-        """Move the clock and every pending event ``cycles`` on (only for the solo warp)."""
+    def shift(self, cycles: int, keep: frozenset[int] = frozenset()) -> None:
+        """Move the clock and every pending event ``cycles`` on (only for the solo warp), except
+        the events whose ids are in ``keep``: they stay where they are."""
         env = self.env
-        env._now += cycles  # noqa: SLF001 (a uniform shift keeps SimPy's heap order)
-        env._queue = [(at + cycles, priority, eid, event)  # noqa: SLF001
+        env._now += cycles  # noqa: SLF001
+        env._queue = [(at + cycles if eid not in keep else at, priority, eid, event)  # noqa: SLF001
                       for at, priority, eid, event in env._queue]  # noqa: SLF001
+        if keep:  # a uniform shift keeps SimPy's heap order; one that leaves events behind may not
+            heapq.heapify(env._queue)  # noqa: SLF001
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The event queue as a warp compares it (see :meth:`SimContext.pending`): ``every`` event
+    and the ``onchip`` ones relative to a checkpoint, the ``offchip`` ones as they stand."""
+
+    every: tuple
+    onchip: tuple
+    offchip: tuple

@@ -9,6 +9,15 @@ the last few iterations of the same loop; when one matches, the simulation repea
 for as long as the inputs it reads repeat, and the warp moves it ``k`` periods on at once (a
 :class:`Jump`).
 
+A long off-chip transfer can span many periods of an inner loop: its end, a fixed cycle, is
+then a different distance from each checkpoint and the states never repeat. A warp may instead
+*hold the off-chip side*: when every pending event of the off-chip processes (the DMA, an L2
+tile's arrival) is the same event at the same cycle in both snapshots, the off-chip processes
+are in the same state, and the rest repeats relative to the checkpoints, the on-chip side
+repeats its period without touching the off-chip side until its first pending event. The jump
+then moves only the on-chip side, and only so far that every event it skips or moves stays
+before that event; the period may not move to another L2 tile.
+
 The warp knows a simulation only through a small protocol: its state is a list of
 :class:`Component` (each process's record, each queue, buffer pool, channel, announcement log
 and the counters: :mod:`accelsim.sim.components`), each of which gives its canonical value,
@@ -66,9 +75,9 @@ class Origin:
         """An L2 tile arrival relative to the origin, as the array sees it."""
         return max(cycle, self.theta) - self.cycle
 
-    def rel_tile(self, tile: int) -> int:
-        """A tile relative to the origin's (-1, no tile, stays)."""
-        return tile - self.tile if tile >= 0 else tile
+    def rel_tile(self, tile: int) -> int | None:
+        """A tile relative to the origin's (None: no tile; -1 is the tile before the origin's)."""
+        return tile - self.tile if tile >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,9 @@ class Jump:
     period_cycles: int
     period_steps: int
     period_tiles: int
+    # the ids of the off-chip events a jump that holds the off-chip side leaves in place (empty:
+    # everything moves)
+    held: frozenset[int] = frozenset()
 
     @property
     def cycles(self) -> int:
@@ -133,15 +145,23 @@ class Pipeline(Component, Protocol):
 
     def label(self, callback: Any, tile: int) -> tuple: ...
 
+    def offchip(self, callback: Any) -> bool:
+        """Whether a pending event's callback wakes an off-chip process (one a jump may hold)."""
+
 
 @dataclass
 class Snapshot:
-    """A checkpoint's canonical state and the components' marks."""
+    """A checkpoint's canonical state and the components' marks; ``onchip``: the state with
+    only the on-chip events, ``offchip``: the off-chip events as they stand (cycle, priority,
+    id), ``onchip_last``: the last on-chip event's cycle relative to the checkpoint (0: none)."""
 
     checkpoint: Checkpoint
     cycle: int
     state: tuple
     marks: list[Any]
+    onchip: tuple
+    offchip: tuple
+    onchip_last: int
 
 
 class Warp:
@@ -158,6 +178,7 @@ class Warp:
         self.pending: list[Checkpoint] = []
         self.snapshots: dict[int, list[Snapshot]] = {}
         self.warped_steps = 0
+        self.held_steps = 0  # of them, skipped holding the off-chip side
 
     def reach(self, checkpoint: Checkpoint) -> None:
         """The distribution begins an iteration worth a checkpoint (kept only while the
@@ -187,7 +208,15 @@ class Warp:
                       if (checkpoint.step - old.checkpoint.step) % checkpoint.stride == 0
                       and checkpoint.step - old.checkpoint.step <= MAX_PERIOD_ITERATIONS * checkpoint.stride]
             for before in reversed(recent):  # the shortest period first
-                if before.state == snap.state and snap.cycle > before.cycle and self._warp(before, snap):
+                if snap.cycle <= before.cycle:
+                    continue
+                if before.state == snap.state:
+                    held = False
+                elif snap.offchip and before.offchip == snap.offchip and before.onchip == snap.onchip:
+                    held = True
+                else:
+                    continue
+                if self._warp(before, snap, held):
                     # snapshots of this loop and those inside it predate the jump; outer ones
                     # still describe the start of the current outer iteration
                     self.snapshots = {level: kept for level, kept in self.snapshots.items()
@@ -206,8 +235,10 @@ class Warp:
             if value is None:
                 return None
             parts.append(value)
-        parts.append(self.context.pending(origin, self.pipeline.label))
-        return Snapshot(cp, cycle, tuple(parts), [component.mark() for component in self.components])
+        queue = self.context.pending(origin, self.pipeline.label, self.pipeline.offchip)
+        onchip_last = queue.onchip[-1][0] if queue.onchip else 0
+        return Snapshot(cp, cycle, tuple(parts + [queue.every]), [component.mark() for component in self.components],
+                        tuple(parts + [queue.onchip]), queue.offchip, onchip_last)
 
     def _in_flight(self) -> InFlight:
         flight = InFlight()
@@ -215,11 +246,14 @@ class Warp:
             component.in_flight(flight)
         return flight
 
-    def _warp(self, before: Snapshot, now: Snapshot) -> bool:
-        """Jump as many periods as the class allows; False if none."""
+    def _warp(self, before: Snapshot, now: Snapshot, held: bool) -> bool:
+        """Jump as many periods as the class allows (``held``: holding the off-chip side); False
+        if none."""
         cp = now.checkpoint
         q = (cp.step - before.checkpoint.step) // cp.stride  # iterations per period
         m, c = q * cp.stride, q * cp.tiles
+        if held and (c or cp.tile != before.checkpoint.tile):
+            return False  # the off-chip side serves L2 tiles: held, the period must stay in one
         flight = self._in_flight()
         # a step in flight moves k periods on: it must lie in the class, like its new place
         if any(x < cp.class_first for x in flight.steps):
@@ -233,16 +267,21 @@ class Warp:
                 return False
             class_end_tile = cp.tile + (cp.class_end - cp.step) // cp.stride * cp.tiles
             k = min(k, (class_end_tile - 1 - flight.read_tile) // c)
+        period = now.cycle - before.cycle
+        if held:  # every skipped or moved on-chip event stays before the first off-chip one
+            first = min(at for at, _, _ in now.offchip)
+            k = min(k, (first - 1 - now.cycle - now.onchip_last) // period)
         if k < 1 or k * m < MIN_WARP_STEPS:
             return False
-        jump = Jump(k, now.cycle - before.cycle, m, c)
+        jump = Jump(k, period, m, c, frozenset(eid for _, _, eid in now.offchip) if held else frozenset())
         pairs = list(zip(self.components, before.marks, now.marks))
         if not all(component.admits(jump, old) for component, old, _ in pairs):
             return False
         for component, old, new in pairs:
             component.shift(jump, old, new)
-        self.context.shift(jump.cycles)
+        self.context.shift(jump.cycles, jump.held)
         self.warped_steps += jump.steps
+        self.held_steps += jump.steps if held else 0
         self.jumped(jump.steps)
         return True
 
