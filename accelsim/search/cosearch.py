@@ -31,7 +31,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import inf, isqrt
 from pathlib import Path
 from typing import Any
@@ -45,13 +45,15 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
 from accelsim.mapping.jobs import Job, to_maestro
 from accelsim.mapping.maestro_format import write_maestro
-from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.mapping.styles import STYLES
 from accelsim.search.area import design_area
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.executors import Executor
-from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.search.fit import fit_tiles
+from accelsim.search.genome import Genome
 from accelsim.search.mappers import GammaRates, survivors, vary
 from accelsim.search.run import STALL_BATCHES
+from accelsim.search.seeds import style_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 
@@ -159,6 +161,7 @@ class CoSearchConfig:
     max_levels: int = 3
     work_budget: float | None = None
     style_seeds: bool = True
+    repair_tiles: bool = True
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -211,6 +214,7 @@ class CoSearch:
         self._evaluators: dict[tuple[str, str], Evaluator] = {}
         self._rows: dict[str, dict[str, Any]] = {}
         self._best: tuple[float, Design, HardwareSpec] | None = None
+        self._specs: dict[str, HardwareSpec] = {}  # hardware genes' spec (base buffers' kinds)
 
     def close(self) -> None:
         for ev in self._evaluators.values():
@@ -262,20 +266,24 @@ class CoSearch:
         return hw.get(PES) or self.base.num_pes
 
     def _first(self) -> list[Design]:
-        """The first generation: random hardware; the first half's genomes from the named
-        styles (a different style per design, where it maps the layer as a genome), the rest random."""
+        """The first generation: random hardware; in the first half every layer's genome from a
+        named style (the design's own style where it maps that layer as a genome, else the next
+        style in :data:`~accelsim.mapping.styles.STYLES`' order that does; random where none
+        does), the rest random; every genome's tiles fitted to the design's buffers."""
         out = []
+        styles = list(STYLES)
         for i in range(self.config.population):
             hw = self._random_hw()
             pes = self._pes(hw)
             seeded = self.config.style_seeds and i < self.config.population // 2
-            style = list(STYLES)[i % len(STYLES)]
-            spec = hw.spec(self.base, *self._style_buffers()) if seeded else None
+            spec = hw.spec(self.base, *self._style_buffers())
             genomes = []
             for layer in self.layers:
                 space = self._space(layer, pes)
-                genome = self._style_genome(style, layer, spec) if spec is not None else None
-                genomes.append(genome if genome is not None else space.random_genome(self.rng, space.min_levels))
+                genome = self._style_genome(styles[i % len(styles):] + styles[:i % len(styles)], space, spec) \
+                    if seeded else None
+                genomes.append(self._fit(space, genome if genome is not None
+                                         else space.random_genome(self.rng, space.min_levels), hw))
             out.append(Design(hw, tuple(genomes)))
         return out
 
@@ -286,19 +294,37 @@ class CoSearch:
             return None, None
         return DEFAULT_RANGES[L1][1], DEFAULT_RANGES[L2][1]
 
-    def _style_genome(self, style: str, layer: Layer, spec: HardwareSpec) -> Genome | None:
-        try:
-            genome = genome_from_directives(layer, style_mapping(style, layer, spec), spec.num_pes)
-        except (InputError, MappingError):
-            return None
-        space = self._space(layer, spec.num_pes)
-        return genome if space.repair(genome) == genome else None
+    @staticmethod
+    def _style_genome(styles: Sequence[str], space: SearchSpace, spec: HardwareSpec) -> Genome | None:
+        """The first of ``styles`` whose mapping of the space's layer on ``spec`` is a genome of
+        ``space`` (None: none is)."""
+        genomes = style_genomes(space.layer, spec)
+        return next((genomes[s] for s in styles if s in genomes and space.repair(genomes[s]) == genomes[s]), None)
+
+    def _fit(self, space: SearchSpace, genome: Genome, hw: HwGenes) -> Genome:
+        """``genome`` with its tiles fitted to ``hw``'s buffers (:func:`accelsim.search.fit.fit_tiles`)
+        when tile repair is on and the buffers are genes (sized buffers always fit)."""
+        if not self.config.repair_tiles or self.config.size_buffers:
+            return genome
+        return fit_tiles(space, genome, self._spec(hw))
+
+    def _spec(self, hw: HwGenes) -> HardwareSpec:
+        key = hw.text()
+        if key not in self._specs:
+            self._specs[key] = hw.spec(self.base)
+        return self._specs[key]
 
     def _child(self, population: list[tuple[float, str, Design]]) -> Design:
+        """A child of two parents from the best quarter: DiGamma's hardware crossover and
+        Mutate-HW, then GAMMA's operators on each layer's genome. Where the parents have the same
+        hardware the crossover is per layer (each layer's genome whole from either parent) and
+        the child's genomes then take GAMMA's other operators; otherwise each layer's genome is
+        crossed tile by tile with the other parent's. Tiles are then fitted to the child's buffers."""
         rng, rates = self.rng, self.config.rates
         parents = population[:max(2, round(self.config.population * rates.parents))]
         a = rng.choice(parents)[2]
         b = rng.choice(parents)[2]
+        shared = a.hw == b.hw
         hw = dict(a.hw.values)
         if rng.random() < rates.crossover:  # each hardware gene from either parent
             other = dict(b.hw.values)
@@ -308,9 +334,16 @@ class CoSearch:
             hw[name] = rng.choice(self.values[name])
         genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
-        genomes = tuple(vary(self._space(layer, pes), rng, rates, ga, _constant(gb))
-                        for layer, ga, gb in zip(self.layers, a.genomes, b.genomes))
-        return Design(genes, genomes)
+        if shared and rng.random() < rates.crossover:  # per-layer crossover
+            firsts = tuple(ga if rng.random() < 0.5 else gb for ga, gb in zip(a.genomes, b.genomes))
+            layer_rates = replace(rates, crossover=0.0)
+        else:
+            firsts, layer_rates = a.genomes, rates
+        genomes = []
+        for layer, first, gb in zip(self.layers, firsts, b.genomes):
+            space = self._space(layer, pes)
+            genomes.append(self._fit(space, vary(space, rng, layer_rates, first, _constant(gb)), genes))
+        return Design(genes, tuple(genomes))
 
     # ------------------------------------------------------------------------------- scoring
     def _score(self, design: Design, sample: int) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from accelsim.search.cosearch import DEFAULT_RANGES, L1, L2, PES, CoSearchConfig
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper
 from accelsim.search.run import search
-from accelsim.search.session import seed_genomes, style_seeds
+from accelsim.search.seeds import seed_genomes, style_seeds
 from accelsim.search.space import SearchSpace
 from accelsim.text_table import format_table
 from accelsim.workload.ops import Layer
