@@ -154,3 +154,70 @@ def test_fixed_design_of_the_budget_by_hand():
     spec = fixed_design(BASE, 0.2, 0.5)
     assert (spec.num_pes, spec.l1.size_bytes, spec.l2.size_bytes) == (256, 2395, 613341)
     assert design_area(spec).total_mm2 <= 0.2
+
+
+def test_area_budget_boundary_by_hand():
+    """One design (every range a single value): 16 PEs of one MAC, 32 B of L1 each, 4,096 B of
+    L2, 1-byte words. MACs 16 x 283 = 4,528; L1s 16 x 32 x 0.104 = 53.248; L2 4,096 x 0.104 =
+    425.984; total 5,007.232 um^2 = 0.005007232 mm^2. A budget of exactly that keeps it (the
+    budget is inclusive); one a micrometre squared below refuses it."""
+    ranges = ("pe_array.count=16:16", "l1.size_bytes=32:32", "l2.size_bytes=4096:4096")
+    kept = cosearch(BASE, [FC], CoSearchConfig.make(ranges, area_budget_mm2=0.005007232 + 1e-12, budget=4,
+                                                    population=2, max_levels=1))
+    assert kept.frame["area_mm2"].iloc[0] == pytest.approx(0.005007232)
+    assert (kept.frame["reason"] != AREA_BUDGET).all() and kept.best is not None
+    refused = cosearch(BASE, [FC], CoSearchConfig.make(ranges, area_budget_mm2=0.005006232, budget=4,
+                                                       population=2, max_levels=1))
+    assert (refused.frame["reason"] == AREA_BUDGET).all() and refused.best is None
+
+
+def test_tile_repair_wastes_no_design_on_overflow():
+    """With tile repair (the default) no design is refused for tiles that overflow L1 or L2 (the
+    smallest buffers of SMALL hold one word of each tensor, double-buffered); without it the
+    same search wastes some."""
+    repaired = _search(area_budget_mm2=0.01)
+    assert not repaired.frame["reason"].isin(["l1_overflow", "l2_overflow"]).any()
+    plain = _search(area_budget_mm2=0.01, repair_tiles=False)
+    assert plain.frame["reason"].isin(["l1_overflow", "l2_overflow"]).any()
+
+
+def _quiet(**kw):
+    """A co-search whose children change only by crossover (every mutation off)."""
+    from accelsim.search.cosearch import CoSearch
+    from accelsim.search.mappers import GammaRates
+
+    rates = GammaRates(crossover=1.0, mutate_parallel_dim=0, mutate_tile=0, reorder=0, growth=0, aging=0)
+    return CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
+                                                          rates=rates, **kw))
+
+
+def test_first_generation_seeds_every_layer_from_a_style():
+    """The first half of the first generation maps every layer by a named style (the genomes
+    among the styles' mappings on the design's hardware); the second half is random."""
+    from accelsim.search.seeds import style_genomes
+
+    search = _quiet()
+    first = search._first()
+    for design in first[:2]:
+        spec = design.hw.spec(BASE)
+        for layer, genome in zip(search.layers, design.genomes):
+            assert genome in style_genomes(layer, spec).values()
+
+
+def test_parents_of_one_hardware_cross_over_per_layer():
+    """Two parents of the same hardware, crossover always, no mutation: every child has that
+    hardware and each layer's genome whole from one parent, and some child mixes the two."""
+    from accelsim.search.cosearch import Design
+    import random
+
+    search = _quiet()
+    a = search._first()[0]
+    space = [search._space(layer, a.hw.get("pe_array.count")) for layer in search.layers]
+    rng = random.Random(1)
+    b = Design(a.hw, tuple(search._fit(s, s.random_genome(rng), a.hw) for s in space))
+    assert all(ga != gb for ga, gb in zip(a.genomes, b.genomes))
+    children = [search._child([(0.0, "a", a), (0.0, "b", b)]) for _ in range(20)]
+    assert all(c.hw == a.hw for c in children)
+    picks = [tuple(g == ga for g, ga in zip(c.genomes, a.genomes)) for c in children]
+    assert all(all(g in (ga, gb) for g, ga, gb in zip(c.genomes, a.genomes, b.genomes)) for c in children)
+    assert {(True, False), (False, True)} & set(picks)

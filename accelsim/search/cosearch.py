@@ -147,7 +147,9 @@ class CoSearchConfig:
     """What a co-search searches and how: per hardware field its (low, high) range, the area
     budget (mm^2; None: none), buffers sized to the mappings, objective, scoring model and
     mode, designs to score, population, seed, most cluster levels, the model's work budget per
-    candidate (None: its default), and whether the first generation starts from the styles."""
+    candidate (None: its default), whether the first generation starts from the styles, whether
+    tiles that overflow a buffer are repaired (:mod:`accelsim.search.fit`), how many layers'
+    genomes GAMMA's operators vary per child on average, and GAMMA's rates."""
 
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     area_budget_mm2: float | None = None
@@ -162,6 +164,7 @@ class CoSearchConfig:
     work_budget: float | None = None
     style_seeds: bool = True
     repair_tiles: bool = True
+    vary_layers: float = 4.0
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -208,7 +211,17 @@ class CoSearch:
 
     def __init__(self, base: HardwareSpec, layers: Sequence[Layer], config: CoSearchConfig,
                  executor: Executor | None = None):
-        self.base, self.layers, self.config, self.executor = base, list(layers), config, executor
+        self.base, self.config, self.executor = base, config, executor
+        # one genome per layer shape: layers of one shape (operator, sizes, strides) cost the same
+        # under the same mapping and hardware, so the best design maps them alike
+        shapes: dict[tuple[Any, ...], int] = {}
+        self.shape_of = [shapes.setdefault(layer_shape(layer), len(shapes)) for layer in layers]
+        firsts: dict[tuple[Any, ...], Layer] = {}
+        for layer in layers:
+            firsts.setdefault(layer_shape(layer), layer)
+        self.layers = list(firsts.values())
+        self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
+        self._layer_costs: dict[str, tuple[float, ...]] = {}  # design key -> each shape's cost (one layer)
         self.rng = random.Random(config.seed)
         self.values = config.searched
         self._evaluators: dict[tuple[str, str], Evaluator] = {}
@@ -219,6 +232,11 @@ class CoSearch:
     def close(self) -> None:
         for ev in self._evaluators.values():
             ev.close()
+
+    @property
+    def model_runs(self) -> int:
+        """Layer evaluations the scoring model ran (not answered from an evaluator's cache)."""
+        return sum(ev.model_runs for ev in self._evaluators.values())
 
     # -------------------------------------------------------------------------------- search
     def run(self, on_rows: RowsCallback | None = None) -> CoSearchResult:
@@ -254,7 +272,8 @@ class CoSearch:
             return CoSearchResult(frame, None, None, [], stopped, generation)
         cost, design, spec = self._best
         best = next(r for r in rows if r["key"] == design.key())
-        return CoSearchResult(frame, best, spec, [g.directives() for g in design.genomes], stopped, generation)
+        dataflows = [design.genomes[i].directives() for i in self.shape_of]
+        return CoSearchResult(frame, best, spec, dataflows, stopped, generation)
 
     def _space(self, layer: Layer, pes: int) -> SearchSpace:
         return SearchSpace.default(layer, pes, max_levels=self.config.max_levels)
@@ -316,10 +335,15 @@ class CoSearch:
 
     def _child(self, population: list[tuple[float, str, Design]]) -> Design:
         """A child of two parents from the best quarter: DiGamma's hardware crossover and
-        Mutate-HW, then GAMMA's operators on each layer's genome. Where the parents have the same
-        hardware the crossover is per layer (each layer's genome whole from either parent) and
-        the child's genomes then take GAMMA's other operators; otherwise each layer's genome is
-        crossed tile by tile with the other parent's. Tiles are then fitted to the child's buffers."""
+        Mutate-HW, then each layer's genome. Where the parents have the same hardware the
+        crossover is per layer: each layer's genome whole from the parent whose genome costs
+        less on that layer (the layers' costs are independent on one hardware; ties and parents
+        not scored: either at random); otherwise each layer's genome is crossed tile by tile
+        with the other parent's (GAMMA's crossover). GAMMA's operators then vary each layer's
+        genome with probability ``vary_layers / layers`` (all of them in a network of at most
+        ``vary_layers`` layer shapes), so that a child changes a few layers' mappings and keeps
+        the rest; every genome is put into the child's space and its tiles fitted to the
+        child's buffers."""
         rng, rates = self.rng, self.config.rates
         parents = population[:max(2, round(self.config.population * rates.parents))]
         a = rng.choice(parents)[2]
@@ -335,15 +359,28 @@ class CoSearch:
         genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
         if shared and rng.random() < rates.crossover:  # per-layer crossover
-            firsts = tuple(ga if rng.random() < 0.5 else gb for ga, gb in zip(a.genomes, b.genomes))
+            firsts = self._per_layer(a, b)
             layer_rates = replace(rates, crossover=0.0)
         else:
             firsts, layer_rates = a.genomes, rates
+        share = min(1.0, self.config.vary_layers / len(self.layers))
         genomes = []
         for layer, first, gb in zip(self.layers, firsts, b.genomes):
             space = self._space(layer, pes)
-            genomes.append(self._fit(space, vary(space, rng, layer_rates, first, _constant(gb)), genes))
+            varied = vary(space, rng, layer_rates, first, _constant(gb)) if rng.random() < share else space.repair(first)
+            genomes.append(self._fit(space, varied, genes))
         return Design(genes, tuple(genomes))
+
+    def _per_layer(self, a: Design, b: Design) -> tuple[Genome, ...]:
+        """Each layer's genome from the parent (of one hardware) whose genome costs less there."""
+        ca, cb = self._layer_costs.get(a.key()), self._layer_costs.get(b.key())
+        out = []
+        for i, (ga, gb) in enumerate(zip(a.genomes, b.genomes)):
+            if ca is None or cb is None or ca[i] == cb[i]:
+                out.append(ga if self.rng.random() < 0.5 else gb)
+            else:
+                out.append(ga if ca[i] < cb[i] else gb)
+        return tuple(out)
 
     # ------------------------------------------------------------------------------- scoring
     def _score(self, design: Design, sample: int) -> dict[str, Any]:
@@ -365,13 +402,16 @@ class CoSearch:
             return self._refuse(row, "illegal", AREA_BUDGET, f"area {area.total_mm2:.4f} mm^2 over the budget of "
                                 f"{cfg.area_budget_mm2} mm^2", start)
         cycles = energy = 0.0
-        for layer, genome in zip(self.layers, design.genomes):
-            result = self._evaluator(spec, layer).evaluate([genome]).iloc[0]
+        per_layer = []
+        for layer, count, genome in zip(self.layers, self.counts, design.genomes):
+            result = self._evaluator(spec, layer).rows([genome])[0]
             if result["status"] != "ok":
                 return self._refuse(row, str(result["status"]), str(result["reason"]),
                                     f"layer {layer.name}: {result['message']}", start)
-            cycles += float(result["cycles"])
-            energy += float(result["energy_pj"])
+            cycles += count * float(result["cycles"])
+            energy += count * float(result["energy_pj"])
+            per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
+        self._layer_costs[design.key()] = tuple(per_layer)
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
@@ -407,6 +447,12 @@ class CoSearch:
             self._evaluators[key] = Evaluator(spec, layer, self.config.model, self.config.mode,
                                               "latency", executor=self.executor, work_budget=self.config.work_budget)
         return self._evaluators[key]
+
+
+def layer_shape(layer: Layer) -> tuple[Any, ...]:
+    """What a layer's cost depends on besides its mapping and hardware: operator, sizes and
+    strides (layers of one shape are searched once and counted as often as they occur)."""
+    return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x)
 
 
 def _constant(genome: Genome) -> Callable[[], Genome]:
