@@ -175,18 +175,19 @@ def test_tile_repair_wastes_no_design_on_overflow():
     """With tile repair (the default) no design is refused for tiles that overflow L1 or L2 (the
     smallest buffers of SMALL hold one word of each tensor, double-buffered); without it the
     same search wastes some."""
-    repaired = _search(area_budget_mm2=0.01)
-    assert not repaired.frame["reason"].isin(["l1_overflow", "l2_overflow"]).any()
-    plain = _search(area_budget_mm2=0.01, repair_tiles=False)
-    assert plain.frame["reason"].isin(["l1_overflow", "l2_overflow"]).any()
+    overflow = ["l1_overflow", "l2_overflow"]
+    for seed in (3, 5):
+        assert not _search(area_budget_mm2=0.01, seed=seed).frame["reason"].isin(overflow).any()
+    plain = _search(area_budget_mm2=0.01, repair_tiles=False, seed=5)
+    assert plain.frame["reason"].isin(overflow).any()
 
 
 def _quiet(**kw):
-    """A co-search whose children change only by crossover (every mutation off)."""
+    """A co-search whose children change nothing but what they inherit (every GAMMA operator off)."""
     from accelsim.search.cosearch import CoSearch
     from accelsim.search.mappers import GammaRates
 
-    rates = GammaRates(crossover=1.0, mutate_parallel_dim=0, mutate_tile=0, reorder=0, growth=0, aging=0)
+    rates = GammaRates(crossover=0, mutate_parallel_dim=0, mutate_tile=0, reorder=0, growth=0, aging=0)
     return CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
                                                           rates=rates, **kw))
 
@@ -204,20 +205,30 @@ def test_first_generation_seeds_every_layer_from_a_style():
             assert genome in style_genomes(layer, spec).values()
 
 
-def test_parents_of_one_hardware_cross_over_per_layer():
-    """Two parents of the same hardware, crossover always, no mutation: every child has that
-    hardware and each layer's genome whole from one parent, and some child mixes the two."""
+def test_children_start_each_layer_from_the_best_genome_of_their_hardware():
+    """Two designs of one hardware scored, no GAMMA operator: every child has that hardware and
+    each layer's genome is the one of the two that costs less on that layer (the per-layer
+    crossover)."""
     from accelsim.search.cosearch import Design
     import random
 
     search = _quiet()
     a = search._first()[0]
-    space = [search._space(layer, a.hw.get("pe_array.count")) for layer in search.layers]
+    spaces = [search._space(layer, a.hw.get("pe_array.count")) for layer in search.layers]
     rng = random.Random(1)
-    b = Design(a.hw, tuple(search._fit(s, s.random_genome(rng), a.hw) for s in space))
-    assert all(ga != gb for ga, gb in zip(a.genomes, b.genomes))
-    children = [search._child([(0.0, "a", a), (0.0, "b", b)]) for _ in range(20)]
-    assert all(c.hw == a.hw for c in children)
-    picks = [tuple(g == ga for g, ga in zip(c.genomes, a.genomes)) for c in children]
-    assert all(all(g in (ga, gb) for g, ga, gb in zip(c.genomes, a.genomes, b.genomes)) for c in children)
-    assert {(True, False), (False, True)} & set(picks)
+    evaluators = [search._evaluator(search._spec(a.hw), layer) for layer in search.layers]
+    for _ in range(50):  # a second design of a's hardware, legal, better than a on one layer only
+        b = Design(a.hw, tuple(search._fit(s, s.random_genome(rng), a.hw) for s in spaces))
+        rows = [ev.rows([g])[0] for ev, pair in zip(evaluators, zip(a.genomes, b.genomes)) for g in pair]
+        if all(r["status"] == "ok" for r in rows):
+            cycles = [r["cycles"] for r in rows]
+            best = tuple(ga if cycles[2 * i] <= cycles[2 * i + 1] else gb
+                         for i, (ga, gb) in enumerate(zip(a.genomes, b.genomes)))
+            if best not in (a.genomes, b.genomes):
+                break
+    else:
+        pytest.fail("no second design found")
+    for i, design in enumerate((a, b)):
+        assert search._score(design, i)["status"] == "ok"
+    children = [search._child([(0.0, "a", a), (0.0, "b", b)]) for _ in range(10)]
+    assert all(c.hw == a.hw and c.genomes == best for c in children)

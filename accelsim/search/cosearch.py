@@ -31,7 +31,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from math import inf, isqrt
 from pathlib import Path
 from typing import Any
@@ -221,7 +221,8 @@ class CoSearch:
             firsts.setdefault(layer_shape(layer), layer)
         self.layers = list(firsts.values())
         self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
-        self._layer_costs: dict[str, tuple[float, ...]] = {}  # design key -> each shape's cost (one layer)
+        # per hardware (genes' text), per layer shape: the least cost (one layer) any design had and its genome
+        self._layer_best: dict[str, list[tuple[float, Genome] | None]] = {}
         self.rng = random.Random(config.seed)
         self.values = config.searched
         self._evaluators: dict[tuple[str, str], Evaluator] = {}
@@ -335,20 +336,20 @@ class CoSearch:
 
     def _child(self, population: list[tuple[float, str, Design]]) -> Design:
         """A child of two parents from the best quarter: DiGamma's hardware crossover and
-        Mutate-HW, then each layer's genome. Where the parents have the same hardware the
-        crossover is per layer: each layer's genome whole from the parent whose genome costs
-        less on that layer (the layers' costs are independent on one hardware; ties and parents
-        not scored: either at random); otherwise each layer's genome is crossed tile by tile
-        with the other parent's (GAMMA's crossover). GAMMA's operators then vary each layer's
-        genome with probability ``vary_layers / layers`` (all of them in a network of at most
-        ``vary_layers`` layer shapes), so that a child changes a few layers' mappings and keeps
-        the rest; every genome is put into the child's space and its tiles fitted to the
-        child's buffers."""
+        Mutate-HW, then each layer's genome. The crossover is per layer where the child's
+        hardware was scored before: each layer starts from the best genome any design of that
+        hardware had for it (on one hardware the layers' costs are independent, so this is the
+        parents' per-layer crossover taken over every design of the hardware); a layer the
+        hardware has no genome for starts from the first parent's. GAMMA's operators (with the
+        second parent's genome as the crossover mate) then vary each layer's genome with
+        probability ``vary_layers / layers`` (every layer in a network of at most
+        ``vary_layers`` layer shapes), so a child changes a few layers' mappings and keeps the
+        rest; every genome is put into the child's space and its tiles fitted to the child's
+        buffers."""
         rng, rates = self.rng, self.config.rates
         parents = population[:max(2, round(self.config.population * rates.parents))]
         a = rng.choice(parents)[2]
         b = rng.choice(parents)[2]
-        shared = a.hw == b.hw
         hw = dict(a.hw.values)
         if rng.random() < rates.crossover:  # each hardware gene from either parent
             other = dict(b.hw.values)
@@ -358,29 +359,15 @@ class CoSearch:
             hw[name] = rng.choice(self.values[name])
         genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
-        if shared and rng.random() < rates.crossover:  # per-layer crossover
-            firsts = self._per_layer(a, b)
-            layer_rates = replace(rates, crossover=0.0)
-        else:
-            firsts, layer_rates = a.genomes, rates
+        known = self._layer_best.get(genes.text(), [None] * len(self.layers))
         share = min(1.0, self.config.vary_layers / len(self.layers))
         genomes = []
-        for layer, first, gb in zip(self.layers, firsts, b.genomes):
+        for layer, best, ga, gb in zip(self.layers, known, a.genomes, b.genomes):
             space = self._space(layer, pes)
-            varied = vary(space, rng, layer_rates, first, _constant(gb)) if rng.random() < share else space.repair(first)
+            first = best[1] if best is not None else ga
+            varied = vary(space, rng, rates, first, _constant(gb)) if rng.random() < share else space.repair(first)
             genomes.append(self._fit(space, varied, genes))
         return Design(genes, tuple(genomes))
-
-    def _per_layer(self, a: Design, b: Design) -> tuple[Genome, ...]:
-        """Each layer's genome from the parent (of one hardware) whose genome costs less there."""
-        ca, cb = self._layer_costs.get(a.key()), self._layer_costs.get(b.key())
-        out = []
-        for i, (ga, gb) in enumerate(zip(a.genomes, b.genomes)):
-            if ca is None or cb is None or ca[i] == cb[i]:
-                out.append(ga if self.rng.random() < 0.5 else gb)
-            else:
-                out.append(ga if ca[i] < cb[i] else gb)
-        return tuple(out)
 
     # ------------------------------------------------------------------------------- scoring
     def _score(self, design: Design, sample: int) -> dict[str, Any]:
@@ -402,7 +389,7 @@ class CoSearch:
             return self._refuse(row, "illegal", AREA_BUDGET, f"area {area.total_mm2:.4f} mm^2 over the budget of "
                                 f"{cfg.area_budget_mm2} mm^2", start)
         cycles = energy = 0.0
-        per_layer = []
+        per_layer: list[float] = []
         for layer, count, genome in zip(self.layers, self.counts, design.genomes):
             result = self._evaluator(spec, layer).rows([genome])[0]
             if result["status"] != "ok":
@@ -411,7 +398,11 @@ class CoSearch:
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        self._layer_costs[design.key()] = tuple(per_layer)
+        known = self._layer_best.setdefault(design.hw.text(), [None] * len(self.layers))
+        for i, (layer_cost, genome) in enumerate(zip(per_layer, design.genomes)):
+            entry = known[i]
+            if entry is None or layer_cost < entry[0]:
+                known[i] = (layer_cost, genome)
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
