@@ -16,13 +16,20 @@ status ``illegal``, reason ``area_budget``, cost +inf (fitness -inf, DiGamma's c
 checker). A layer whose genome is illegal on the design makes the design illegal with that
 layer's reason.
 
-The genetic algorithm is GAMMA's (:func:`accelsim.search.mappers.vary` on every layer's
-genome, its parents the best quarter) with DiGamma's hardware operators: crossover takes each
-hardware gene from either parent, Mutate-HW draws one hardware gene anew (probability 0.5
-each); a genome whose parent had another PE count is first repaired into the new count's space.
-The first generation's first half starts from the named styles' mappings on its hardware (the
-genomes among them), as the mapping search does. The budget counts distinct designs proposed
-(over-budget ones included: DiGamma's sampling budget).
+The genetic algorithm is GAMMA's (:func:`accelsim.search.mappers.vary`, its parents the best
+quarter) with DiGamma's hardware operators: crossover takes each hardware gene from either
+parent, Mutate-HW draws one hardware gene anew (probability 0.5 each). The mapping half is
+crossed per layer: on one hardware the layers' costs are independent, so a child of hardware
+scored before keeps, for each layer, the best genome any design of that hardware had for it,
+and GAMMA's operators vary about ``vary_layers`` layers' genomes per child, each starting from
+one of the best few genomes the hardware had for that layer (see :meth:`CoSearch._child`). A
+genome whose parent had another PE count is first repaired into the new count's space, and
+tiles that overflow the child's L1 or L2 are shrunk until they fit
+(:func:`accelsim.search.fit.fit_tiles`) instead of wasting the design. Layers of one shape
+(:func:`layer_shape`) share one genome and count as often as they occur. The first
+generation's first half maps every layer by a named style (:mod:`accelsim.search.seeds`); the
+rest is random. The budget counts distinct designs proposed (over-budget ones included:
+DiGamma's sampling budget).
 """
 
 from __future__ import annotations
@@ -149,7 +156,8 @@ class CoSearchConfig:
     mode, designs to score, population, seed, most cluster levels, the model's work budget per
     candidate (None: its default), whether the first generation starts from the styles, whether
     tiles that overflow a buffer are repaired (:mod:`accelsim.search.fit`), how many layers'
-    genomes GAMMA's operators vary per child on average, and GAMMA's rates."""
+    genomes GAMMA's operators vary per child on average, the probability of Mutate-HW per child,
+    and GAMMA's rates."""
 
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     area_budget_mm2: float | None = None
@@ -165,6 +173,7 @@ class CoSearchConfig:
     style_seeds: bool = True
     repair_tiles: bool = True
     vary_layers: float = 4.0
+    mutate_hw: float = 0.5
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -172,6 +181,9 @@ class CoSearchConfig:
             raise InputError(f"--objective {self.objective}: expected one of {', '.join(COSEARCH_OBJECTIVES)}")
         if self.area_budget_mm2 is not None and not self.area_budget_mm2 > 0:
             raise InputError(f"--area-budget-mm2 must be positive, got {self.area_budget_mm2}")
+        if self.vary_layers < 0 or not 0 <= self.mutate_hw <= 1:
+            raise InputError(f"vary_layers must be at least 0 and mutate_hw in 0..1, got {self.vary_layers} "
+                             f"and {self.mutate_hw}")
         if self.budget < 1 or self.population < 2:
             raise InputError("the co-search needs --budget >= 1 and --population >= 2")
 
@@ -221,8 +233,9 @@ class CoSearch:
             firsts.setdefault(layer_shape(layer), layer)
         self.layers = list(firsts.values())
         self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
-        # per hardware (genes' text), per layer shape: the least cost (one layer) any design had and its genome
-        self._layer_best: dict[str, list[tuple[float, Genome] | None]] = {}
+        # per hardware (genes' text), per layer shape: the best genomes any design of it had (cost of one
+        # layer, genome), best first, at most the parents' share of the population
+        self._layer_best: dict[str, list[list[tuple[float, Genome]]]] = {}
         self.rng = random.Random(config.seed)
         self.values = config.searched
         self._evaluators: dict[tuple[str, str], Evaluator] = {}
@@ -336,16 +349,15 @@ class CoSearch:
 
     def _child(self, population: list[tuple[float, str, Design]]) -> Design:
         """A child of two parents from the best quarter: DiGamma's hardware crossover and
-        Mutate-HW, then each layer's genome. The crossover is per layer where the child's
-        hardware was scored before: each layer starts from the best genome any design of that
-        hardware had for it (on one hardware the layers' costs are independent, so this is the
-        parents' per-layer crossover taken over every design of the hardware); a layer the
-        hardware has no genome for starts from the first parent's. GAMMA's operators (with the
-        second parent's genome as the crossover mate) then vary each layer's genome with
-        probability ``vary_layers / layers`` (every layer in a network of at most
-        ``vary_layers`` layer shapes), so a child changes a few layers' mappings and keeps the
-        rest; every genome is put into the child's space and its tiles fitted to the child's
-        buffers."""
+        Mutate-HW, then each layer's genome. On hardware scored before, the crossover is per
+        layer: the layers' costs on one hardware are independent, so each layer keeps the best
+        genome any design of that hardware had for it; GAMMA's operators vary each layer's genome
+        with probability ``vary_layers / layers`` (every layer in a network of at most
+        ``vary_layers`` layer shapes), starting from one of the best genomes the hardware had for
+        that layer (at most the parents' share of the population, as GAMMA's parents) with
+        another as the crossover mate. On new hardware the first parent's genomes are kept or
+        varied with the second's as mate. Every genome is put into the child's space and its
+        tiles fitted to the child's buffers."""
         rng, rates = self.rng, self.config.rates
         parents = population[:max(2, round(self.config.population * rates.parents))]
         a = rng.choice(parents)[2]
@@ -354,19 +366,22 @@ class CoSearch:
         if rng.random() < rates.crossover:  # each hardware gene from either parent
             other = dict(b.hw.values)
             hw = {k: other[k] if rng.random() < 0.5 else v for k, v in hw.items()}
-        if self.values and rng.random() < rates.mutate_tile:  # Mutate-HW
+        if self.values and rng.random() < self.config.mutate_hw:  # Mutate-HW
             name = rng.choice(sorted(self.values))
             hw[name] = rng.choice(self.values[name])
         genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
-        known = self._layer_best.get(genes.text(), [None] * len(self.layers))
+        known = self._layer_best.get(genes.text(), [[] for _ in self.layers])
         share = min(1.0, self.config.vary_layers / len(self.layers))
         genomes = []
-        for layer, best, ga, gb in zip(self.layers, known, a.genomes, b.genomes):
+        for layer, pool, ga, gb in zip(self.layers, known, a.genomes, b.genomes):
             space = self._space(layer, pes)
-            first = best[1] if best is not None else ga
-            varied = vary(space, rng, rates, first, _constant(gb)) if rng.random() < share else space.repair(first)
-            genomes.append(self._fit(space, varied, genes))
+            if rng.random() < share:  # GAMMA's operators on one of the layer's best genomes here
+                first, mate = (rng.choice(pool)[1], rng.choice(pool)[1]) if pool else (ga, gb)
+                genome = vary(space, rng, rates, first, _constant(mate))
+            else:
+                genome = space.repair(pool[0][1] if pool else ga)
+            genomes.append(self._fit(space, genome, genes))
         return Design(genes, tuple(genomes))
 
     # ------------------------------------------------------------------------------- scoring
@@ -398,11 +413,13 @@ class CoSearch:
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        known = self._layer_best.setdefault(design.hw.text(), [None] * len(self.layers))
-        for i, (layer_cost, genome) in enumerate(zip(per_layer, design.genomes)):
-            entry = known[i]
-            if entry is None or layer_cost < entry[0]:
-                known[i] = (layer_cost, genome)
+        keep = max(2, round(cfg.population * cfg.rates.parents))
+        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
+        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
+            if all(g != genome for _, g in pool):
+                pool.append((layer_cost, genome))
+                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
+                del pool[keep:]
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,

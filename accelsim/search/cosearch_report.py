@@ -112,10 +112,11 @@ def _row(name: str, spec: HardwareSpec, cycles: float | None, scored: int, runs:
 
 
 def run_cosearch(base: HardwareSpec, layers: list[Layer], budget_mm2: float, budget: int, population: int,
-                 seed: int, vary_layers: float = CoSearchConfig.vary_layers) -> Scheme:
+                 seed: int, vary_layers: float = CoSearchConfig.vary_layers,
+                 mutate_hw: float = CoSearchConfig.mutate_hw) -> Scheme:
     start = time.perf_counter()
     config = CoSearchConfig.make((), area_budget_mm2=budget_mm2, budget=budget, population=population, seed=seed,
-                                 vary_layers=vary_layers)
+                                 vary_layers=vary_layers, mutate_hw=mutate_hw)
     search = CoSearch(base, layers, config)
     try:
         result = search.run()
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--population", type=int, default=50)
     parser.add_argument("--vary-layers", type=float, default=CoSearchConfig.vary_layers,
                         help="layers whose genome a co-search child varies, on average")
+    parser.add_argument("--mutate-hw", type=float, default=CoSearchConfig.mutate_hw,
+                        help="probability of Mutate-HW per co-search child")
     parser.add_argument("--grid-style", action="append", help="style of the grid baseline (repeatable; "
                         "default nvdla_like)")
     parser.add_argument("--seed", type=int, default=0)
@@ -200,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.area_budget_mm2} mm^2, analytical model, realistic mode, latency", flush=True)
     runs: list[Callable[[], Scheme]] = [
         partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population, args.seed,
-                args.vary_layers)]
+                args.vary_layers, args.mutate_hw)]
     runs += [partial(run_grid, base, layers, args.area_budget_mm2, style) for style in args.grid_style or ["nvdla_like"]]
     runs += [partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers, gamma_budget,
                      args.population, args.seed) for name, share in MAC_SHARES.items()]
