@@ -189,7 +189,7 @@ def _quiet(**kw):
 
     rates = GammaRates(crossover=0, mutate_parallel_dim=0, mutate_tile=0, reorder=0, growth=0, aging=0)
     return CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
-                                                          rates=rates, **kw))
+                                                          rates=rates, mutate_hw=0, **kw))
 
 
 def test_first_generation_seeds_every_layer_from_a_style():
@@ -232,3 +232,22 @@ def test_children_start_each_layer_from_the_best_genome_of_their_hardware():
         assert search._score(design, i)["status"] == "ok"
     children = [search._child([(0.0, "a", a), (0.0, "b", b)]) for _ in range(10)]
     assert all(c.hw == a.hw and c.genomes == best for c in children)
+
+
+def test_layers_of_one_shape_share_a_genome_and_count_as_often_as_they_occur():
+    """conv, fc and a second conv of the same shape: a design has two genomes, best.m maps both
+    convs alike, and the design's cycles are twice the conv's plus the fc's, each scored alone."""
+    from accelsim.search.evaluate import Evaluator
+
+    again = Layer.build("conv_again", OpType.CONV2D, {"K": 16, "C": 8, "R": 3, "S": 3, "Y": 10, "X": 10})
+    result = cosearch(BASE, [CONV, FC, again], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2,
+                                                                   seed=3))
+    assert result.best is not None and result.best_hw is not None
+    assert len(result.best["genomes"].split(" | ")) == 2
+    conv_flow, fc_flow, again_flow = result.best_dataflows
+    assert conv_flow == again_flow
+    with Evaluator(result.best_hw, CONV) as ev:
+        conv = ev.rows([conv_flow])[0]["cycles"]
+    with Evaluator(result.best_hw, FC) as ev:
+        fc = ev.rows([fc_flow])[0]["cycles"]
+    assert result.best["cycles"] == 2 * conv + fc
