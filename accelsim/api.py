@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
+from accelsim.budget import Budget
 from accelsim.functional import FunctionalReport, check_dtype, check_size, simulate_functional
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
@@ -57,23 +58,23 @@ def run_jobs_functional(network: str, jobs: Sequence[Job], hw: HardwareSpec, opt
                         dtype: str = "int8", seed: int = 0, allow_overflow: bool = False,
                         observer: RunObserver | None = None,
                         check: Callable[[CompiledMapping], None] | None = None,
-                        reports: list[FunctionalReport] | None = None,
+                        reports: list[FunctionalReport] | None = None, budget: Budget = Budget(),
                         ) -> tuple[NetworkResult, list[FunctionalReport]]:
     """Like :func:`run_jobs`, with values riding on the transfers and each layer's output
     checked (see :mod:`accelsim.functional`); ``options.check_legality=False`` also compiles
-    mappings that fail the coverage checks. Layers too large for it are refused up front (and
-    by ``check``, a further check). ``reports`` (returned) receives each layer's report as the
+    mappings that fail the coverage checks. Layers estimated over ``budget`` are refused up
+    front (and by ``check``, a further check). ``reports`` (returned) receives each layer's report as the
     layer ends, before ``observer`` hears of it."""
     reports = [] if reports is None else reports
     checked_dtype = check_dtype(dtype)
 
     def run_layer(index: int, cm: CompiledMapping, progress: ProgressHook | None) -> LayerResult:
-        result, report = simulate_functional(cm, hw, options, checked_dtype, seed, progress)
+        result, report = simulate_functional(cm, hw, options, checked_dtype, seed, progress, budget)
         reports.append(report)
         return result
 
     def checks(cm: CompiledMapping) -> None:
-        check_size(cm)
+        check_size(cm, budget)
         if check is not None:
             check(cm)
 

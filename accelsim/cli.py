@@ -360,6 +360,7 @@ class JobArgs:
     layer: str | None
     overrides: tuple[str, ...]
     timeloop: tuple[str, ...] = ()
+    dram_layouts: tuple[str, ...] = ()
 
     def check(self) -> None:
         """--mapping FILE.m, or --network NAME with --style (or a table giving its layers' dataflows),
@@ -380,6 +381,10 @@ class JobArgs:
             return LoadedJobs(t.hw, t.name, t.jobs)
         hw, name, jobs = _load_jobs(self.hw_ref or "", self.overrides, self.mapping_path, self.network, self.style,
                                     None if all_layers else self.layer)
+        if self.dram_layouts:
+            from accelsim.mapping.layouts import with_dram_layouts
+
+            jobs = with_dram_layouts(jobs, self.dram_layouts, hw)
         return LoadedJobs(hw, name, jobs)
 
 
@@ -409,6 +414,9 @@ def _job_options(verb: str) -> Decorator:
         click.option("--timeloop", "timeloop", multiple=True, type=click.Path(dir_okay=False),
                      help="Timeloop's YAML files (architecture, problem, mapping; repeat the option), read as "
                           "timeloop-model reads them; the architecture is the hardware unless --hw is given."),
+        click.option("--dram-layout", "dram_layouts", multiple=True,
+                     help="A tensor's DRAM layout, ROLE=AXIS,... outermost first (e.g. input=N,Y,C,X), or 'marvel' "
+                          "(each layer's by MARVEL's distinct-block model); repeatable. Default: channel-last."),
     )
 
 
@@ -747,7 +755,7 @@ def simulate(job: JobArgs, scalesim: ScaleSimArgs, mode: Mode, out: OutputArgs, 
     with _running(run, _stop_files(files, run)), _doing(f"simulating {loaded.name}"):
         if functional.enabled:
             result, _ = run_jobs_functional(loaded.name, loaded.jobs, loaded.hw, options, functional.dtype,
-                                            functional.seed, allow_overflow, run, run.check, reports)
+                                            functional.seed, allow_overflow, run, run.check, reports, budget)
         elif trace_dir is None:
             result = run_jobs(loaded.name, loaded.jobs, loaded.hw, options, allow_overflow, run, check=run.check)
         else:
@@ -1015,6 +1023,9 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     from accelsim.mapping.loopnest_format import loopnest_of, write_loopnest
 
     job.check()
+    if job.dram_layouts:
+        _fail("--dram-layout: a mapping file does not carry DRAM layouts; give the option to simulate, analyze, "
+              "compare or lint instead")
     check_outputs({"--out": output}, force)
     loaded = job.load()
     if form == "maestro":
@@ -1189,7 +1200,7 @@ def hardware(hw_ref: str | None, timeloop: tuple[str, ...], overrides: tuple[str
 @click.option("--quick", is_flag=True, help="Smaller versions of the scenarios (a CI smoke run).")
 @click.option("--scenario", "only", multiple=True,
               type=click.Choice(["alexnet-tpu", "resnet50-eyeriss", "marvel15-layer", "vgg16-maeri", "wide-array",
-                                 "many-layers"]),
+                                 "functional-conv3", "many-layers"]),
               help="Run only this scenario (repeatable).")
 @click.option("--search", "search_bench", is_flag=True,
               help="Instead: candidate screening throughput and worker speed-up of accelsim search.")
@@ -1283,10 +1294,12 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
                    "dataflows are not used).")
 @_layer_option("Search")
 @_set_option
-@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "ng-ga", "ng-de", "ng-cma", "ng-tbpsa",
-                                           "ng-pso", "ng-oneplusone", "ng-portfolio"]),
+@click.option("--mapper", type=click.Choice(["gamma", "random", "exhaustive", "marvel", "ng-ga", "ng-de", "ng-cma",
+                                           "ng-tbpsa", "ng-pso", "ng-oneplusone", "ng-portfolio"]),
               default="gamma", show_default=True,
               help="gamma: GAMMA's genetic algorithm; random: uniform samples; exhaustive: every pruned genome; "
+                   "marvel: MARVEL's decoupled mapper (off-chip tile by the distinct-block model, then the pruned "
+                   "on-chip space inside it; --min-utilization is its bound p); "
                    "ng-*: Nevergrad's GA, DE, CMA-ES, TBPSA, PSO, (1+1)-ES, portfolio (pip install "
                    "'accelsim[nevergrad]').")
 @click.option("--budget", type=int, default=2000, show_default=True, help="New schedules scored per layer.")

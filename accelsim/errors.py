@@ -51,6 +51,8 @@ MAPPING_REASONS: dict[str, str] = {
     "diagonal": "several SpatialMaps advance together, covering only a diagonal",
     "l1_overflow": "one PE's tiles do not fit L1",
     "l2_overflow": "one level-0 iteration's tiles do not fit L2",
+    "inner_overflow": "a register file inside the PE cannot hold its tile (one word of each tensor it keeps, or the loops of a level below it)",
+    "inner_pins": "a mapping's loops pinned to the register files inside the PE do not name them innermost first, do not divide a PE's step, or split a dimension a ragged step clips",
     "no_reduction_network": "a reduction dimension is spread across PEs without a reduction network",
     "unknown_layer": "the mapping file has no layer of that name",
     "no_directive_equivalent": "a loop-nest mapping that MAESTRO directives cannot express",

@@ -28,8 +28,10 @@ IDEAL_EFFECTS = (
     "reduction_latency",  # no reduction-network hop latency
     "mac_pipeline",  # no MAC pipeline depth
     "double_buffering",  # L1 and L2 double-buffered whatever the hardware says
+    "l1_reuse",  # every operand a PE holds is reused across steps (hw.l1.reused_operands)
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
     "tile_barrier",  # no controller barrier between tiles (hw.controller.tile_barrier)
+    "write_ports",  # no fixed write ports: a step's drains share the reduction network's width
 )
 
 

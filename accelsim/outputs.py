@@ -30,7 +30,7 @@ from accelsim import __version__
 from accelsim.hw.spec import HardwareSpec
 from accelsim.input_files import read_bytes
 from accelsim.output_files import is_stdout, spreadsheet_safe, write_atomic
-from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, NetworkResult, TensorAccesses
+from accelsim.results import STALL_CAUSES, TENSORS, LayerResult, LevelAccesses, NetworkResult, TensorAccesses
 
 COMPLETE, INTERRUPTED, TOTAL = "complete", "interrupted", "total"
 # what each role of an input file is called in messages
@@ -110,9 +110,15 @@ def total_result(network: NetworkResult) -> LayerResult:
     noc_words = sum(r.noc_words for r in layers)
     delivered = sum(r.noc_delivered_words for r in layers)
     breakdown: dict[str, float] = {}
+    inner: dict[str, dict[str, LevelAccesses]] = {}
     for r in layers:
         for part, value in r.energy_breakdown_pj.items():
             breakdown[part] = breakdown.get(part, 0.0) + value
+        for level, per in r.inner_accesses.items():
+            for tensor, la in per.items():
+                total = inner.setdefault(level, {}).setdefault(tensor, LevelAccesses())
+                total.read += la.read
+                total.write += la.write
     return LayerResult(
         layer="TOTAL", op="", hw=first.hw, mode=first.mode, cycles=summary["cycles"], macs=summary["macs"],
         num_pes=first.num_pes, used_pes=max(r.used_pes for r in layers),
@@ -129,7 +135,7 @@ def total_result(network: NetworkResult) -> LayerResult:
         wall_seconds=sum(r.wall_seconds for r in layers), model=first.model,
         compute_bound_cycles=sum(r.compute_bound_cycles for r in layers),
         dram_bound_cycles=sum(r.dram_bound_cycles for r in layers),
-        overflowed=any(r.overflowed for r in layers))
+        overflowed=any(r.overflowed for r in layers), inner_accesses=inner, inner_loops={})
 
 
 def csv_text(rows: list[dict[str, Any]], columns: Sequence[str] | None = None, header: bool = True) -> str:

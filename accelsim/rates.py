@@ -12,6 +12,7 @@ from accelsim.hw.dram import latency_cycles
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS, port_block_pes
 from accelsim.hw.spec import HardwareSpec
 from accelsim.model_options import IDEAL_EFFECTS, Mode
+from accelsim.workload.operators import OPERAND_ROLES
 
 
 def idealized(mode: Mode, ideal: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -32,7 +33,11 @@ class Rates:
     distribution network; ``ingress_latency_cycles``: the distribution network's latency to
     the farthest PE; ``register_stages``: steps in flight on its hop registers (systolic links,
     a pipelined tree), on top of L1's buffers; ``drain_delay_cycles``: the MAC pipeline's depth
-    beyond one cycle; ``l1_buffers``, ``l2_buffers``: 2 when double-buffered; ``ideal_dram``:
+    beyond one cycle; ``l1_buffers``, ``l2_buffers``: 2 when double-buffered; ``reused_operands``:
+    the operands PEs keep in L1 across steps (all where ``l1_reuse`` is ideal); ``write_ports``:
+    the reduction network's fixed one-word write ports (0: one shared width, also where
+    ``write_ports`` is ideal or there is no reduction network), ``write_wavefront``: PEs finish
+    along the distribution network's wavefront; ``ideal_dram``:
     bytes over bandwidth only; ``dram_latency_cycles``: the DRAM kind's latency per transfer
     (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
     network's depth (see :meth:`reduction_latency_cycles`); ``tile_barrier``: the controller's
@@ -51,6 +56,9 @@ class Rates:
     register_stages: int
     drain_delay_cycles: int
     l1_buffers: int
+    reused_operands: frozenset[str]
+    write_ports: int
+    write_wavefront: bool
     l2_buffers: int
     ideal_dram: bool
     dram_latency_cycles: int
@@ -95,6 +103,10 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         register_stages=ingress_latency if dist_kind.registers_steps else 0,
         drain_delay_cycles=0 if "mac_pipeline" in ideal else pes.mac_pipeline_latency_cycles - 1,
         l1_buffers=2 if double_l1 else 1,
+        reused_operands=frozenset(OPERAND_ROLES if "l1_reuse" in ideal else hw.l1.reused_operands),
+        write_ports=max(1, min(hw.num_pes, int(red.bandwidth_words_per_cycle)))
+        if red.write_ports == "interleaved" and red_kind.exists and "write_ports" not in ideal else 0,
+        write_wavefront=dist_kind.wavefront,
         l2_buffers=2 if double_l2 else 1,
         ideal_dram="dram" in ideal,
         dram_latency_cycles=latency_cycles(hw.dram, "dram" in ideal),

@@ -13,6 +13,10 @@ from accelsim.workload.operators import TENSOR_ROLES
 
 TENSORS = TENSOR_ROLES  # every result reports the catalog's tensor roles
 ACCESS_FIELDS = ("l1_read", "l1_write", "l2_read", "l2_write", "dram_read", "dram_write")
+# The version of a result's dict/JSON form. 2: ``level_accesses`` (reads and writes per tensor at
+# every storage level, innermost first, register files inside the PE included).
+SCHEMA_VERSION = 2
+OUTER_LEVELS = ("L1", "L2", "DRAM")  # the levels ``accesses`` covers, innermost first
 STALL_CAUSES = ("compute", "distribution_noc", "reduction", "dram")
 # MAESTRO's CSV calls the weight tensor "filter".
 _MAESTRO_TENSOR = {"input": "input", "weight": "filter", "output": "output"}
@@ -32,6 +36,14 @@ class TensorAccesses:
     def add(self, other: "TensorAccesses") -> None:
         for name in ACCESS_FIELDS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
+class LevelAccesses:
+    """Reads and writes of one tensor at one storage level, in words."""
+
+    read: int = 0
+    write: int = 0
 
 
 @dataclass
@@ -67,9 +79,27 @@ class LayerResult:
     compute_bound_cycles: int = 0  # ceil(MACs / (PEs * MACs per PE per cycle))
     dram_bound_cycles: int = 0  # ceil(DRAM bytes / DRAM bandwidth)
     overflowed: bool = False  # its tiles do not fit L1/L2 and it ran anyway (--allow-overflow)
+    # the register files inside each PE (below L1), innermost first: level -> tensor it keeps ->
+    # words (accelsim.mapping.inner_levels); empty on a design without them
+    inner_accesses: dict[str, dict[str, LevelAccesses]] = field(default_factory=dict)
+    # the loops of a PE's step each inner level holds (dimension names, outermost first)
+    inner_loops: dict[str, list[str]] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def level_accesses(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Reads and writes per tensor at every storage level, innermost first (the inner
+        levels, then L1, L2 and DRAM from ``accesses``), as plain dicts."""
+        out = {level: {t: asdict(a) for t, a in per.items()} for level, per in self.inner_accesses.items()}
+        for level in OUTER_LEVELS:
+            key = level.lower()
+            out[level] = {t: {"read": getattr(a, f"{key}_read"), "write": getattr(a, f"{key}_write")}
+                          for t, a in self.accesses.items()}
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["inner_accesses"]
+        d["level_accesses"] = self.level_accesses()
         return d
 
     def repeated(self, layer: str, wall_seconds: float) -> "LayerResult":
@@ -77,7 +107,10 @@ class LayerResult:
         ``wall_seconds``, the lookup's): every count and time the same, nothing shared."""
         return replace(self, layer=layer, wall_seconds=wall_seconds, stall_cycles=dict(self.stall_cycles),
                        energy_breakdown_pj=dict(self.energy_breakdown_pj),
-                       accesses={t: replace(a) for t, a in self.accesses.items()})
+                       accesses={t: replace(a) for t, a in self.accesses.items()},
+                       inner_accesses={lv: {t: replace(a) for t, a in per.items()}
+                                       for lv, per in self.inner_accesses.items()},
+                       inner_loops={lv: list(d) for lv, d in self.inner_loops.items()})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -111,6 +144,10 @@ class LayerResult:
                 row[f"{name} {level} write"] = getattr(acc, f"{level}_write")
             row[f"{name} dram read"] = acc.dram_read
             row[f"{name} dram write"] = acc.dram_write
+        for level, per in self.inner_accesses.items():  # the register files inside the PE, if any
+            for tensor, la in per.items():
+                row[f"{_MAESTRO_TENSOR[tensor]} {level} read"] = la.read
+                row[f"{_MAESTRO_TENSOR[tensor]} {level} write"] = la.write
         row["NoC Words"] = self.noc_words
         row["Multicasting Factor"] = self.multicast_factor
         for part, value in self.energy_breakdown_pj.items():

@@ -399,7 +399,7 @@ case("cli-plot-not-a-trace", "plot {d}", 2, ("{d}",))
 case("cli-plot-bins-zero", "plot {d} --bins 0", 2, ("--bins",))
 case("cli-hardware-bad-set", "hardware --hw eyeriss_like --set nope", 2, ("--set", "expected key=value"))
 case("cli-functional-too-large", "simulate --hw eyeriss_like --network marvel15 --style nvdla_like --layer L6_CONV1 "
-     "--functional", 2, ("L6_CONV1", "functional"))
+     "--functional --max-memory 64M", 3, ("L6_CONV1", "over budget", "of memory", "--max-memory"))
 case("cli-search-bad-workers", "search --hw eyeriss_like --network marvel15 --out {d}/s --workers 0", 2, ("--workers",))
 case("cli-analyze-over-memory", "analyze --hw eyeriss_like --set pe_array.count=1000000000 --mapping {d}/m.m "
      "--max-memory 64M", 3, ("m.m", "over budget", "PE classes", "--max-memory"), m__m=GOOD_M)

@@ -48,6 +48,7 @@ def test_shared_options_reach_a_command_as_records():
                                   ("l1.size_bytes=64", "l2.banks=2"))
     assert seen["out"] == OutputArgs("o.json", None, False)
     assert [p.name for p in probe.params] == ["hw_ref", "mapping_path", "network", "style", "layer", "overrides", "timeloop",
+                                              "dram_layouts",
                                               "json_out", "csv_out", "force"]
 
 

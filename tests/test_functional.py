@@ -30,7 +30,9 @@ from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import ClusterDirective, MapDirective
 from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.api import jobs_from_network, prepare
 from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
+from accelsim.sim.estimate import RunKind, estimate_layer, functional_bytes
 from accelsim.workload.ops import Layer
 
 from test_properties import random_cases, style_cases  # noqa: E402  (tests/ is on sys.path)
@@ -360,6 +362,67 @@ def test_outputs_depend_on_the_transfers(skip, problem):
 
 
 # ------------------------------------------------------------------------------------------
+# size: what limits a layer is its estimated memory
+
+
+def test_layer_beyond_the_old_fixed_limits():
+    """MARVEL's L5_Bottleneck1_1_3 under tpu_like: 6,422,528 MACs, over the 4,194,304 MACs that
+    functional execution was once limited to; it computes the layer, each MAC once, with the
+    timing of a run without values."""
+    hw = load_hardware("eyeriss_like")
+    _, jobs = jobs_from_network("marvel15", "tpu_like", hw, "L5_Bottleneck1_1_3")
+    cm = prepare(jobs[0], hw)
+    result, report = simulate_functional(cm, hw)
+    assert cm.layer.macs == 6_422_528 > 1 << 22
+    assert report.passed, report.text()
+    assert report.macs_executed == cm.layer.macs
+    assert _timing(result) == _timing(simulate_layer(cm, hw))
+
+
+@pytest.mark.slow
+def test_cli_alexnet_conv3_on_four_levels():
+    """AlexNet CONV3 on interstellar_rf2 (register files inside the PE): 149,520,384 MACs over
+    13,312 steps x 234 PEs, passes (measured: 35 s and 380 MB on the 2-core machine)."""
+    result = _cli("--hw", "interstellar_rf2", "--network", "alexnet", "--style", "eyeriss_like",
+                  "--layer", "conv3", "--functional", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "functional check of conv3 (CONV2D, int8, seed 0): PASS: 64896 outputs compared exactly, " \
+           "149520384 MACs each executed once" in result.output
+
+
+def test_execution_counts_past_255_widen():
+    """GEMM M=600 (N = K = 1) on 300 PEs with SpatialMap(300,1) M (illegal: windows overlap):
+    601 - 300 = 301 windows over 300 PEs, 2 folds; every window holds 300 MACs: 90,300
+    executed, 600 required. MAC M=300 lies in windows 1..300: executed 300 times, more than a
+    one-byte count holds; the count widens and the report counts it exactly."""
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=1", "pe_array.cols=300"])
+    layer = Layer.build("g", "GEMM", {"M": 600, "N": 1, "K": 1})
+    cm = compile_mapping(layer, [_s(300, 1, "M")], hw.num_pes, check_legality=False)
+    values = DatapathValues(cm, random_operands(layer, "int8", 0), reduction_network=True)
+    LayerSimulation(cm, hw, SimOptions(check_legality=False), values=values).run()
+    assert int(values.coverage.max()) == 300 == int(values.coverage[300, 0, 0])
+    report = build_report(values, reference_output(layer, values.operands.input, values.operands.weight), None)
+    assert (report.macs_executed, report.macs_duplicated, report.macs_missing) == (90_300, 90_300 - 600, 0)
+    assert "MAC(M=1, N=0, K=0): executed 2 times, at step 0 PE 0; step 0 PE 1" in report.duplicated_macs
+
+
+def test_functional_memory_estimate_by_hand():
+    """The broken-mapping layer (CONV2D K=8, C=4, 3x3, 4x4 outputs) with SpatialMap(1,1) K;
+    Cluster(4); SpatialMap(1,1) C; TemporalMap(3,1) Y; TemporalMap(3,1) X on 8 PEs. A PE's box
+    is at most K=1, C=1, Y'=1, X'=1, R=3, S=3 (9 MACs, output tile 1 element). Bytes: 2 x 4,608
+    MACs = 9,216; 64 x 128 outputs = 8,192; 32 x (4 x 6 x 6 input + 8 x 4 x 3 x 3 weight =
+    432 words) = 13,824; 64 x 8 PEs x 1 = 512; 64 x 8 PEs x 9 MACs = 4,608; 64 steps (loops K
+    folds 4, Y' 4, X' 4) x 8 bytes x (3 loops + 2) = 2,560; plus 32 MiB of step boxes:
+    33,554,432 + 38,912 = 33,593,344. The estimate of a functional run adds exactly that to
+    the simulation's."""
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=2", "pe_array.cols=4"])
+    dataflow = [_s(1, 1, "K"), ClusterDirective(4, 0), _s(1, 1, "C"), _t(3, 1, "Y"), _t(3, 1, "X")]
+    cm = compile_mapping(BROKEN_LAYER, dataflow, hw.num_pes)
+    assert functional_bytes(cm) == 33_593_344
+    assert estimate_layer(cm, RunKind(functional=True)).peak_bytes == estimate_layer(cm).peak_bytes + 33_593_344
+
+
+# ------------------------------------------------------------------------------------------
 # command line
 
 BROKEN_M = """Network n {
@@ -404,11 +467,17 @@ def test_cli_unchecked_broken_mapping(tmp_path):
 
 
 def test_cli_unchecked_needs_functional_and_large_layers_are_refused():
+    """L8_CONV2_2_2 under nvdla_like: the simulation alone is estimated at 50 MB + 27 iteration
+    cases x 8 kB (under 100 MB); with --functional it adds its 107,495,424 MACs x 2 bytes and
+    more (the estimate: 307 MB), over --max-memory 100M: refused with exit status 3 before any
+    simulation, naming the estimate and the limit."""
     result = _cli("--hw", "eyeriss_like", "--network", "marvel15", "--style", "nvdla_like", "--unchecked")
     assert result.exit_code == 2 and "--unchecked needs --functional" in result.output
     result = _cli("--hw", "eyeriss_like", "--network", "marvel15", "--style", "nvdla_like",
-                  "--layer", "L8_CONV2_2_2", "--functional")
-    assert result.exit_code == 2 and "too large for functional execution" in result.output
+                  "--layer", "L8_CONV2_2_2", "--functional", "--max-memory", "100M")
+    assert result.exit_code == 3, result.output
+    assert "layer 'L8_CONV2_2_2' is over budget: an estimated 307 MB of memory, over --max-memory 100 MB" in \
+        result.output
 
 
 # ------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ def _as_levels(name: str) -> str:
     hw = load_hardware(name)
     data = yaml.safe_load(dump_hardware(hw))
     del data["l1"], data["l2"], data["dram"]["bandwidth_bytes_per_cycle"]
+    data.pop("inner_levels", None)  # dumped only where there are some; they are in hw.levels
     data["levels"] = [lv.model_dump(mode="json", exclude_none=True) for lv in hw.levels]
     return yaml.safe_dump(data, sort_keys=False)
 
@@ -46,16 +47,15 @@ def _load(tmp_path, levels: list[dict]) -> None:
 
 
 def test_levels_not_modelled_are_refused(tmp_path):
-    """Four levels (Interstellar's two register files), a bypass, and both forms at once are
-    each one InputError saying so."""
-    rf = {"name": "RF", "instances": "per_pe", "size_bytes": 16}
+    """A second shared buffer, a bypass at L2, and both forms at once are each one InputError
+    saying so (register files inside the PE are modelled: tests/test_inner_levels.py)."""
     l1 = {"name": "L1", "instances": "per_pe", "size_bytes": 128}
     l2 = {"name": "L2", "instances": "shared", "size_bytes": 262144, "read_bandwidth_words_per_cycle": 16,
           "write_bandwidth_words_per_cycle": 16}
     dram = {"name": "DRAM", "instances": "shared", "kind": "dram"}
-    with pytest.raises(InputError, match="deeper hierarchies are not modelled yet"):
-        _load(tmp_path, [rf, l1, l2, dram])
-    with pytest.raises(InputError, match="L2 keeps only input, weight; bypass is not modelled"):
+    with pytest.raises(InputError, match="more than one shared buffer are not modelled yet"):
+        _load(tmp_path, [l1, l2, {**l2, "name": "L3"}, dram])
+    with pytest.raises(InputError, match="L2 keeps only input, weight; bypass is modelled only at the register"):
         _load(tmp_path, [l1, {**l2, "keeps": ["input", "weight"]}, dram])
     data = yaml.safe_load(_as_levels("eyeriss_like"))
     data["l1"] = {"size_bytes": 512}

@@ -9,9 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.jobs import jobs_from_network
 from accelsim.sim.engine import SimOptions
@@ -233,3 +235,26 @@ def test_below_the_channel_algorithm1_predicts_the_simulation():
         asked = sum(report.table.cost[r.job][subs[r.sub_accelerator]].bandwidth_bytes_per_cycle for r in live)
         assert asked < report.system.bytes_per_cycle
     assert run.makespan_cycles == pytest.approx(report.outcomes[0].algorithm1_cycles, rel=0.02)
+
+
+def test_inline_hardware_reads_as_a_hardware_file(tmp_path):
+    """A sub-accelerator's hardware written inline goes through the hardware loader: a
+    ``levels`` list is expanded as in a hardware YAML (eyeriss_like written that way loads to
+    eyeriss_like, the channel replacing its DRAM in both), and a wrong field gets the loader's
+    message ("valid fields here"), prefixed with where it sits in the system file."""
+    from tests.test_hw_levels import _as_levels
+
+    inline = yaml.safe_load(_as_levels("eyeriss_like"))
+    doc = {"name": "inline", "channel": {"bandwidth_gbps": 2.4},
+           "sub_accelerators": [{"name": "ey", "hw": inline, "style": "eyeriss_like"}]}
+    path = tmp_path / "inline.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    by_name = load_system(system_file(tmp_path, latency=0))
+    assert load_system(str(path)).subs[0].hw == by_name.subs[0].hw
+    inline["pe_array"]["colour"] = "red"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(InputError) as err:
+        load_system(str(path))
+    message = str(err.value)
+    assert message.startswith(f"{path}:") and "sub_accelerators.0.hw: field pe_array.colour: unknown field" in message
+    assert "valid fields here" in message

@@ -151,13 +151,14 @@ def test_output_tile_barrier_exposes_fill_and_drain_per_tile():
     next tile's operands enter while the last one drains. With it every tile waits for the
     previous one's 64 outputs to land (drain: 64 words over 16 words/cycle = 4 cycles, then the
     chain's 7 hops), and its first operands need the mesh's 15 hops again, so each of the 3
-    later tiles adds at least 15 + 4 cycles; the analytical model charges the same."""
+    later tiles adds at least 15 + 4 cycles; the analytical model charges the same. (The
+    preset's write ports are set to one shared width here: the barrier alone is tested.)"""
     layer = Layer.build("G", OpType.GEMM, {"M": 16, "N": 16, "K": 32})
     dataflow = [_t(8, 8, "M"), _s(1, 1, "N"), _t(1, 1, "K"), ClusterDirective(8, 0), _s(1, 1, "M")]
     cycles = {}
     for barrier in ("none", "output_tile"):
         hw = load_hardware("stonne_tpu", ["reduction_noc.bandwidth_words_per_cycle=16",
-                                          f"controller.tile_barrier={barrier}"])
+                                          "reduction_noc.write_ports=shared", f"controller.tile_barrier={barrier}"])
         cm = compile_mapping(layer, dataflow, hw.num_pes)
         cycles[barrier] = simulate_layer(cm, hw).cycles
         assert analyze_layer(cm, hw, "realistic").cycles == cycles[barrier]
@@ -194,3 +195,27 @@ def test_a_tile_barrier_never_saves_cycles_and_every_engine_agrees(case):
     for options in (SimOptions(fast_forward=False), SimOptions(per_pe=True)):
         assert simulate_layer(cm, held, options).cycles == result.cycles
     assert analyze_layer(cm, held, "realistic").cycles >= analyze_layer(cm, hw, "realistic").cycles
+
+
+@pytest.mark.parametrize("rn_bw, drain", [(64, 1), (16, 1), (8, 1), (4, 5), (2, 19), (1, 50)])
+def test_interleaved_write_ports_drain_along_the_wavefront(rn_bw, drain):
+    """One 8 x 8 output tile (GEMM 8x8x16 one k per step) on stonne_tpu, whose write ports are
+    interleaved: PE (row, col) is done row + col cycles after PE (0, 0) (14 for the last) and
+    writes through port (8 row + col) % rn_bw, one word per cycle. rn_bw 8: port = col, its 8
+    words ready one per cycle from col, so port 7 ends at 7 + 8 = 15, one cycle after the last
+    PE is done: drain 1 (so do 16 and 64). rn_bw 4: port 3 holds columns 3 and 7, 16 words ready
+    from cycle 3, ending at 3 + 16 = 19: drain 19 - 14 = 5. rn_bw 2: port 1 holds 32 words from
+    cycle 1: 33 - 14 = 19. rn_bw 1: 64 words from 0: 64 - 14 = 50. With one shared width the
+    drain is ceil(64 / rn_bw) after the last PE; the cycles differ by exactly that, and the
+    analytical model charges the same. (STONNE: 35, 35, 35, 39, 53, 83 cycles, i.e. +0, +0, +0,
+    +4, +18, +48 over rn_bw 64.)"""
+    layer = Layer.build("G", OpType.GEMM, {"M": 8, "N": 8, "K": 16})
+    dataflow = [_t(8, 8, "M"), _s(1, 1, "N"), _t(1, 1, "K"), ClusterDirective(8, 0), _s(1, 1, "M")]
+    cycles = {}
+    for wiring in ("interleaved", "shared"):
+        hw = load_hardware("stonne_tpu", [f"reduction_noc.bandwidth_words_per_cycle={rn_bw}",
+                                          f"reduction_noc.write_ports={wiring}"])
+        cm = compile_mapping(layer, dataflow, hw.num_pes)
+        cycles[wiring] = simulate_layer(cm, hw).cycles
+        assert analyze_layer(cm, hw, "realistic").cycles == cycles[wiring]
+    assert cycles["shared"] - cycles["interleaved"] == -(-64 // rn_bw) - drain

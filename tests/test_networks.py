@@ -518,3 +518,60 @@ def test_eyeriss_alexnet_carries_table_iii_mappings():
         pes = int(row["R"]) * int(row["e"]) * int(row["r"]) * int(row["t"])
         assert cm.used_pes == pes, job.layer.name
         assert job.layer.sizes["N"] == 4 and job.layer.sizes["K"] == int(row["M"]) and job.layer.sizes["C"] == int(row["C"])
+
+
+def test_eyeriss_alexnet_global_buffer_holds_table_iii_pass():
+    """JSSC Table III's global-buffer allocation is one pass: the ifmap of q*r channels over
+    U*(e-1)+R input rows of n images, and the psums of m filters over e output rows of n images,
+    in 2-byte words and KiB: CONV3 ifmap 4*15*15*4*2 B = 7,200 B = 7.0 KB, psum
+    64*13*13*4*2 B = 86,528 B = 84.5 KB (the table's own figures, to 0.1 KB). On CONV2-5 our L2
+    tile is that pass: its first tile's output box is m*e*E*n words (CONV3: 64*13*13*4 =
+    43,264) and its input box q*r*(U*(e-1)+R)*H*n words (CONV3: 4*15*15*4 = 3,600)."""
+    import csv
+    from math import prod
+
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.jobs import jobs_from_network, prepare
+    from accelsim.mapping.tiles import TileSchedule
+
+    rows = {r["layer"]: r for r in csv.DictReader(
+        (Path(__file__).parents[1] / "validation/eyeriss/alexnet_rs_mapping.csv").open())}
+    hw = load_hardware("eyeriss_chip")
+    _, jobs = jobs_from_network("eyeriss_alexnet", None, hw)
+    for job in jobs:
+        r = {k: int(v) for k, v in rows[job.layer.name].items() if k not in ("layer", "glb_ifmap_KB", "glb_psum_KB")}
+        in_rows = r["U"] * (r["e"] - 1) + r["R"]
+        ifmap_words = r["q"] * r["r"] * in_rows * r["H"] * r["n"]
+        psum_words = r["m"] * r["e"] * r["E"] * r["n"]
+        assert abs(ifmap_words * 2 / 1024 - float(rows[job.layer.name]["glb_ifmap_KB"])) < 0.1
+        assert abs(psum_words * 2 / 1024 - float(rows[job.layer.name]["glb_psum_KB"])) < 0.1
+        if job.layer.name == "CONV1":  # the filters do not fit beside the chip's pass (README)
+            continue
+        boxes = TileSchedule(prepare(job, hw), hw.l2.size_bytes // hw.word_size_bytes).demand(0).boxes
+        words = {role: prod(b - a + 1 for a, b in zip(*boxes[role])) for role in ("input", "output")}
+        assert words == {"input": ifmap_words, "output": psum_words}, job.layer.name
+
+
+def test_eyeriss_alexnet_dram_reads_follow_table_iii_passes():
+    """A pass keeps its m filters' psums in the buffer while the ifmap streams through once, and
+    its filters stay in the scratchpads across its n images, so DRAM reads the ifmap once per
+    pass of m filters, M/m times, and the filters once per pass of n images, N/n times: CONV2
+    (M 256, m 64, n 1) reads 4 * (4*48*31*31) = 738,048 ifmap words and 4 * (256*48*5*5) =
+    1,228,800 filter words; CONV3 (M 384, m 64, n 4) 6 * (4*256*15*15) = 1,382,400 and
+    384*256*3*3 = 884,736 (maestro mode; the reads do not depend on the mode)."""
+    import csv
+
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.jobs import jobs_from_network, prepare
+    from accelsim.validation.runner import simulator_model
+
+    rows = {r["layer"]: r for r in csv.DictReader(
+        (Path(__file__).parents[1] / "validation/eyeriss/alexnet_rs_mapping.csv").open())}
+    hw = load_hardware("eyeriss_chip")
+    _, jobs = jobs_from_network("eyeriss_alexnet", None, hw)
+    for job in jobs[1:]:  # CONV1: see the table's notes
+        r = {k: int(v) for k, v in rows[job.layer.name].items() if k in ("H", "R", "C", "M", "m", "n")}
+        batch = job.layer.sizes["N"]
+        acc = simulator_model(prepare(job, hw), hw, "maestro").accesses
+        assert acc["input"].dram_read == r["M"] // r["m"] * batch * r["C"] * r["H"] ** 2, job.layer.name
+        assert acc["weight"].dram_read == batch // r["n"] * r["M"] * r["C"] * r["R"] ** 2, job.layer.name

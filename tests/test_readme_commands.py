@@ -57,9 +57,13 @@ SLOW = {
     "python -m accelsim.scalesim.parity": "runs the real SCALE-Sim on 48 layers",
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",
+    "accelsim search --hw eyeriss_like --network marvel15 --mapper marvel": "MARVEL's mapper on 15 layers, the best "
+                                                                           "re-ranked by simulation: minutes",
     "accelsim bench --search": "search throughput with local and Dask workers",
     "mkdir -p cmp; for m in gamma ng-ga": "eight mappers' searches of one layer",
     "accelsim bench --against-scalesim": "the real SCALE-Sim on AlexNet conv2: about a minute",
+    "accelsim simulate --hw interstellar_rf2 --network alexnet --style eyeriss_like --layer conv3 --functional":
+        "149,520,384 MACs with values: about a minute",
 }
 
 # Commands (matched by their start) whose documented exit status is not 0, and that status.

@@ -85,14 +85,16 @@ TIMELOOP_ACCESSES = _rows(ROOT / "timeloop" / "accesses.csv")
 
 
 def test_timeloop_tables_agree() -> None:
-    """Every triple ran, its copied files are present, it has access rows, ``compute_bound`` is
+    """Every triple ran, its copied files are present under distinct names, it has access rows, ``compute_bound`` is
     ``cycles == compute_cycles``, totals are per-instance counts times utilized instances, and the
     2024 runs equal the exercises' own Timeloop v4 outputs."""
     assert len(TIMELOOP_REFS) >= 40
     with_rows = {a["triple_id"] for a in TIMELOOP_ACCESSES}
     for r in TIMELOOP_REFS:
         assert r["status"] == "ok", r["triple_id"]
-        for name in r["copied_files"].split(";") + [f for f in r["user_files"].split(";") if f]:
+        names = r["copied_files"].split(";") + [f for f in r["user_files"].split(";") if f]
+        assert len(set(names)) == len(names), r["triple_id"]  # no file copied over another
+        for name in names:
             assert (ROOT / "timeloop" / "triples" / r["triple_id"] / name).is_file()
         assert r["triple_id"] in with_rows
         assert (r["compute_bound"] == "True") == (r["cycles"] == r["compute_cycles"])

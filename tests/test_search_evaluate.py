@@ -49,6 +49,8 @@ BAD = {
     # one PE holds the whole input (4x8x8), a filter (4x3x3) and its outputs (6x6): 328 words, doubled
     "l1_overflow": (CONV, (), [s(1, 1, "K")]),
     "l2_overflow": (CONV, ("l2.size_bytes=64",), GOOD),
+    # a 2-byte double-buffered register file inside the PE cannot hold one word of each tensor
+    "inner_overflow": (CONV, ("inner_levels=[{name: RF, instances: per_pe, size_bytes: 2}]",), GOOD),
     "no_reduction_network": (CONV, ("reduction_noc.kind=none",), [s(1, 1, "C"), t(1, 1, "K")]),
 }
 
@@ -68,9 +70,11 @@ def test_legality_reason_of_crafted_bad_candidate(reason):
 
 def test_every_mapping_reason_is_exercised():
     """A new reason code needs a crafted case above (``unknown_layer`` is about files; the
-    ``no_*_equivalent`` codes about converting a mapping between the MAESTRO and loop-nest forms)."""
+    ``no_*_equivalent`` codes about converting a mapping between the MAESTRO and loop-nest forms;
+    ``inner_pins`` about register-file loops a mapping pins, which search candidates never do:
+    tests/test_inner_pins.py)."""
     assert set(BAD) == set(MAPPING_REASONS) - {"unknown_layer", "no_directive_equivalent", "no_loopnest_equivalent",
-                                                  "no_timeloop_equivalent"}
+                                                  "no_timeloop_equivalent", "inner_pins"}
 
 
 def test_syntax_error_in_dataflow_text_is_a_row():

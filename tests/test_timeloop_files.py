@@ -21,7 +21,7 @@ from accelsim.cli import main
 from accelsim.errors import InputError
 from accelsim.mapping.jobs import jobs_from_loopnest, prepare
 from accelsim.mapping.timeloop_arch import read_architecture
-from accelsim.mapping.timeloop_files import _factors, _permutation, load_timeloop
+from accelsim.mapping.timeloop_files import _factors, _permutation, load_timeloop, read_files, timeloop_job
 from accelsim.mapping.timeloop_problem import read_problem
 
 REAL = Path(__file__).resolve().parent.parent / "validation" / "timeloop" / "real"
@@ -270,6 +270,11 @@ def test_cli_mapping_format_timeloop(tmp_path):
 
 # ----- against timeloop-model v3.0.3 (validation/timeloop/references.csv, accesses.csv) ----------
 def _vs_timeloop():
+    module = _vs_timeloop_module()
+    return [module.compare(row) for row in module.dense_rows()]
+
+
+def _vs_timeloop_module():
     import importlib.util
 
     path = REAL.parent / "accelsim_vs_timeloop.py"
@@ -278,7 +283,51 @@ def _vs_timeloop():
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
-    return [module.compare(row) for row in module.dense_rows()]
+    return module
+
+
+def test_levels_inside_the_pe_against_timeloop_model():
+    """The six dense triples whose PE has several levels (Eyeriss-like four times: ifmap_spad =
+    L1, weights_spad and psum_spad register files; simple output- and weight-stationary: pe_spad
+    = L1, one-word weight, input and output registers), each level's counts beside
+    timeloop-model's (``pe_level_references.csv``, rewritten identically from the files):
+
+    - operand reads equal on all 13 operand rows (the MACs' reads at the innermost level
+      keeping the operand, and pe_spad's weight reads by weight_reg);
+    - operand fills (accelsim's writes) equal on all 13: ifmap_spad's input fills (4),
+      input_activation_reg's (2), weight_reg's (2), pe_spad's weight fills and weights_spad's
+      (4), which holds a step's weights whole (its loops R K, or R C K, are every loop of the
+      PE indexing weights) and keeps them across steps, as Timeloop does, while the steps'
+      loops do not change them (the per-step bound, refilling it at every step, would be one
+      fill per MAC: 10,838,016 against Timeloop's 193,536 on Eyeriss-like);
+    - at the innermost level keeping outputs (6 rows) Timeloop's updates are the MACs, and
+      accelsim's output fills (its writes less the MACs' updates) are Timeloop's fills plus the
+      updates Timeloop does without a read (the first partial sum of an output, which Timeloop
+      starts at zero and accelsim reads from the level above);
+    - at L1 keeping outputs (output-stationary's pe_spad) accelsim's writes, the register's
+      write-backs, equal Timeloop's updates."""
+    module = _vs_timeloop_module()
+    rows = {r["triple_id"]: r for r in module.dense_rows()}
+    several = ("ex2024_06_mapper_eyeriss_vgg02_l5", "ex2024_tla_eyeriss_intmac", "ex2024_tla_eyeriss_fpmac",
+               "design2024_eyeriss_like", "design2024_simple_output_stationary",
+               "design2024_simple_weight_stationary")
+    got = [c for t in several for c in module.pe_levels(rows[t])]
+    with open(REAL.parent / "pe_level_references.csv", newline="") as fh:
+        kept = list(csv.DictReader(fh))
+    assert [{k: str(v) for k, v in vars(c).items()} for c in got] == kept
+    macs = {t: next(c.timeloop_reads for c in got if c.triple_id == t and c.tensor == "input" and
+                    c.level in ("ifmap_spad", "input_activation_reg")) for t in several}
+    operands = [c for c in got if c.tensor != "output"]
+    assert len(operands) == 13 and all(c.accelsim_reads == c.timeloop_reads for c in operands)
+    assert all(c.accelsim_writes == c.timeloop_fills for c in operands)
+    innermost = [c for c in got if c.tensor == "output" and c.role == "register file"]
+    assert len(innermost) == 6
+    for c in innermost:
+        assert c.timeloop_updates == macs[c.triple_id]
+        first_partial_sums = c.timeloop_updates - c.timeloop_reads
+        assert c.accelsim_writes - macs[c.triple_id] == c.timeloop_fills + first_partial_sums, c
+    (l1_out,) = [c for c in got if c.tensor == "output" and c.role == "L1"]
+    assert l1_out.accelsim_writes == l1_out.timeloop_updates
 
 
 def test_against_timeloop_model():
@@ -325,12 +374,13 @@ def test_against_timeloop_model():
 
 
 def test_timeloop_levels_as_data():
-    """Eyeriss-like (2024 example design): its three per-PE scratchpads become L1, the global
-    buffer L2, DRAM DRAM; each level's kept tensors follow the mapping's keep/bypass entries
-    (weights_spad keeps only Weights; shared_glb bypasses Weights)."""
+    """Eyeriss-like (2024 example design): of its three per-PE scratchpads the outermost
+    (ifmap_spad) becomes L1 and the two inside it register files, the global buffer L2, DRAM
+    DRAM; each level's kept tensors follow the mapping's keep/bypass entries (weights_spad keeps
+    only Weights; shared_glb bypasses Weights)."""
     t = _load("ex2024-design-eyeriss_like-mapper")
-    assert t.roles == {"DRAM": "DRAM", "shared_glb": "L2", "ifmap_spad": "L1", "weights_spad": "L1",
-                       "psum_spad": "L1"}
+    assert t.roles == {"DRAM": "DRAM", "shared_glb": "L2", "ifmap_spad": "L1", "weights_spad": "register file",
+                       "psum_spad": "register file"}
     by_name = {lv.name: lv for lv in t.levels}
     assert [lv.name for lv in t.levels][-1] == "DRAM" and by_name["DRAM"].kind == "dram"
     assert by_name["weights_spad"].keeps == ("weight",) and by_name["weights_spad"].instances == "per_pe"
@@ -357,13 +407,69 @@ def test_search_on_timeloop_files(tmp_path):
                                   "ex2024-design-simple_weight_stationary-mapper"])
 def test_simulator_agrees_with_analytical_model_on_timeloop_files(case):
     """Differential: the simulator in maestro mode and the analytical model give the same cycles
-    and the same accesses on Timeloop's files (the figures compared with timeloop-model)."""
+    and the same accesses on Timeloop's files (the figures compared with timeloop-model),
+    the register files' included (Eyeriss-like, simple weight-stationary)."""
     from accelsim.sim.engine import SimOptions, simulate_layer
 
     t = _load(case)
     cm = prepare(t.jobs[0], t.hw)
     a, s = analyze_layer(cm, t.hw, "maestro"), simulate_layer(cm, t.hw, SimOptions(mode="maestro"))
     assert (a.cycles, a.accesses) == (s.cycles, s.accesses)
+    assert (a.inner_accesses, a.inner_loops) == (s.inner_accesses, s.inner_loops)
+    assert bool(a.inner_loops) == ("design" in case)
+
+
+def test_register_file_smaller_than_its_pinned_tile_grows(tmp_path):
+    """Eyeriss-like with psum_spad cut to 4 words (8 B): the mapping pins K8 there, 8 outputs of 2
+    bytes, so it is sized to 16 B with one warning naming it (as L1 grows to the PE's tile); its
+    counts are those of the 32 B original. weights_spad (192 rows of 16 bits, 8-bit words: 384
+    words) holds 384 of accelsim's 2-byte words, 768 B."""
+    case = REAL / "ex2024-design-eyeriss_like-mapper"
+    text = (case / "architecture.yaml").read_text()
+    cut = text.replace("name: psum_spad\n      class: smartbuffer_RF\n      attributes:\n        depth: 16",
+                       "name: psum_spad\n      class: smartbuffer_RF\n      attributes:\n        depth: 4")
+    assert cut != text
+    (tmp_path / "architecture.yaml").write_text(cut)
+    files = [str(tmp_path / "architecture.yaml"), str(case / "problem.yaml"), str(case / "mapping.yaml")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = load_timeloop(files)
+    assert any("psum_spad from 8 to 16 bytes" in str(w.message) for w in caught)
+    full = _load("ex2024-design-eyeriss_like-mapper")
+    assert {lv.name: lv.size_bytes for lv in t.hw.inner_levels} == {"psum_spad": 16, "weights_spad": 768}
+    assert {lv.name: lv.size_bytes for lv in full.hw.inner_levels} == {"psum_spad": 32, "weights_spad": 768}
+    a, b = (analyze_layer(prepare(x.jobs[0], x.hw), x.hw, "maestro") for x in (t, full))
+    assert a.inner_accesses == b.inner_accesses and a.inner_loops == b.inner_loops == {"psum_spad": ["K"],
+                                                                                          "weights_spad": ["R", "K"]}
+
+
+def test_pe_levels_become_register_files_with_pinned_loops():
+    """Simple weight-stationary (2024 example design, the mapper's mapping): of pe_spad (384 B,
+    keeps weights), weight_reg, input_activation_reg and output_activation_reg (one 16-bit word
+    each) pe_spad is L1 and the registers are register files, innermost first, each keeping its
+    one tensor. The mapping's loops (Timeloop's P Q are accelsim's Y' X') are pinned: weight_reg
+    holds P28 Q4 (permutation QP: Q innermost), pe_spad's own loops are R3 Q2 P2 (outermost
+    first), the registers below weight_reg hold none, so a PE's step box Y'56 X'8 R3 splits Y'
+    and X'. Without the mapping (search) the levels are summed into L1 as before: 384 + 3 x 2
+    bytes."""
+    from accelsim.mapping.compile import InnerPins, PinnedLevel, PinnedLoop
+
+    t = _load("ex2024-design-simple_weight_stationary-mapper")
+    assert [(lv.name, lv.size_bytes, lv.keeps) for lv in t.hw.inner_levels] == [
+        ("output_activation_reg", 2, ("output",)), ("input_activation_reg", 2, ("input",)),
+        ("weight_reg", 2, ("weight",))]
+    assert t.roles["pe_spad"] == "L1" and t.roles["weight_reg"] == "register file"
+    assert t.jobs[0].inner_pins == InnerPins(
+        (PinnedLoop("R", 3), PinnedLoop("X'", 2), PinnedLoop("Y'", 2)),
+        (PinnedLevel("output_activation_reg", ()), PinnedLevel("input_activation_reg", ()),
+         PinnedLevel("weight_reg", (PinnedLoop("Y'", 28), PinnedLoop("X'", 4)))))
+    case = REAL / "ex2024-design-simple_weight_stationary-mapper"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unmapped = timeloop_job(read_files([str(case / "architecture.yaml"), str(case / "problem.yaml")]),
+                                mapping_used=False)
+    assert not unmapped.hw.inner_levels and unmapped.hw.l1.size_bytes == 384 + 3 * 2
+    assert "register file" not in unmapped.roles.values()
 
 
 @given(st.dictionaries(st.sampled_from(list("CMRSNPQ")), st.integers(1, 999), max_size=7),

@@ -61,7 +61,11 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     profile = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
                                                  rates.egress_words_per_cycle, ports=rates.ports,
                                                  port_block_pes=rates.port_block_pes,
-                                                 port_bandwidth_words_per_cycle=rates.port_words_per_cycle), l2_words)
+                                                 port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
+                                                 reused_operands=rates.reused_operands,
+                                                 write_ports=rates.write_ports, array_rows=hw.pe_array.rows,
+                                                 array_cols=hw.pe_array.cols, wavefront=rates.write_wavefront),
+                            l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)
     tiles = profile.tiles.table()
@@ -142,7 +146,7 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
                         rates.ingress_words_per_cycle)
     if rates.ports > 1:
         ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_words_per_cycle))
-    egress = _ceil_div(steps.drained.total(n), rates.egress_words_per_cycle)
+    egress = steps.egress_cycles(rates.egress_words_per_cycle)  # a shared width, or fixed write ports
     compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)

@@ -17,7 +17,8 @@ switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause 
 
 - ``noc_contention``: no multicast where the hardware has none, L2 ports capping the NoC
   bandwidth, a tree's root ports (each feeding its own block of PEs) instead of one shared
-  width, outputs sharing the distribution network when there is no reduction network;
+  width, fixed write ports of the reduction network instead of one shared width, outputs
+  sharing the distribution network when there is no reduction network;
 - ``reduction_latency``: reduction-network hop latency;
 - ``pipeline_fill_drain``: distribution-network latency and the MAC pipeline depth (the cycles
   before a step's operands are usable and after its last MAC), and the controller's tile
@@ -25,7 +26,8 @@ switches of accelsim.sim.engine.IDEAL_EFFECTS, each switch in exactly one cause 
 - ``dram_latency``: DRAM latency, burst rounding of contiguous runs and DMA setup cost
   (``dram.model``), against bytes over bandwidth;
 - ``buffer_limits``: single-buffered L1/L2 where the hardware is, against MAESTRO's ideal
-  double buffering (0 on hardware that double-buffers both);
+  double buffering (0 on hardware that double-buffers both), and operands a PE does not reuse
+  from its L1 across steps (``l1.reused_operands``; 0 where it reuses both);
 - ``model_residual``: what the model gets wrong about an execution that obeys its own
   assumptions (edge-tile cases, transitions between cases, L2-tile boundaries, per-step
   overlap);
@@ -43,11 +45,11 @@ from accelsim.mapping.compile import CompiledMapping
 from accelsim.sim.engine import SimOptions, simulate_layer
 
 CAUSES: dict[str, frozenset[str]] = {
-    "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress"}),
+    "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress", "write_ports"}),
     "reduction_latency": frozenset({"reduction_latency"}),
     "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
     "dram_latency": frozenset({"dram"}),
-    "buffer_limits": frozenset({"double_buffering"}),
+    "buffer_limits": frozenset({"double_buffering", "l1_reuse"}),
 }
 INTERACTION = "other/interaction"
 RESIDUAL = "model_residual"

@@ -26,25 +26,41 @@ Alongside every value travels a count of the MACs it contains, so the report can
 never executed from MACs executed but lost on the way. Every transfer's word count is compared
 with the timing model's own count for the same transfer; a difference is reported as an
 inconsistency (the values would then not ride on the timed transfers).
+
+**How it is held.** Operand words never change, so a copy of an operand in L2 or L1 holds,
+word for word, either DRAM's value or 0 where it was read from a buffer that did not hold it.
+A copy is therefore kept as its box plus the words it read as 0 (an L2 tile: which words it
+holds, with a prefix-sum table to count the absent words of any box when that is not simply
+the tile's box; an L1 copy: per PE, its box and, only when some were, its zeroed words), and a
+PE computes from DRAM's values over its window with its zeroed words set to 0: the same
+numbers the copies would hold. Partial sums do change and are held as values: one row per PE
+of an accumulator table (padded to the largest output tile a PE can hold), L2's and DRAM's
+output arrays. Each hook works on all of a step's PEs at once in numpy; PEs whose windows
+have one shape are computed together, a step's drains and read-backs are stored and read
+together unless their tiles overlap (then one after another, in the order above), and the
+problem messages are logged in the order a PE-by-PE walk would log them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from itertools import product
 from math import prod
-from typing import cast
+from typing import Callable, Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from accelsim.functional.operands import Operands
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.geometry import loop_indices, step_boxes, tensor_box
+from accelsim.mapping.geometry import StepBoxes, loop_indices, pe_extent_bound, step_boxes, tensor_box
 from accelsim.mapping.demand import ScheduleProfile, StepDemand
 from accelsim.mapping.runs import output_loop_structure
 from accelsim.workload.operators import OPERAND_ROLES
 
 MAX_LOGGED_PER_KIND = 5  # problem messages kept per kind (all are counted)
+STEP_CHUNK_PAIRS = 1 << 16  # (step, PE) pairs whose boxes are computed at a time
 
 
 @dataclass
@@ -93,26 +109,78 @@ def _pes(pes) -> str:
     return f"PE {pes[0]}" if len(pes) == 1 else f"PEs {', '.join(map(str, pes))}"
 
 
-@dataclass
-class _Accumulator:
-    """One PE's output tile during a run: origin, partial sums, MACs held per element."""
+@lru_cache(maxsize=256)
+def _box_offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """Flat offsets of the elements of a box of ``shape`` whose axis ``i`` advances
+    ``strides[i]`` elements: an int64 array of ``shape`` (shared: not to be written)."""
+    out = np.zeros(shape, dtype=np.int64)
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        out += (np.arange(n, dtype=np.int64) * s).reshape([n if j == i else 1 for j in range(len(shape))])
+    out.flags.writeable = False
+    return out
 
-    lo: list[int]
-    values: np.ndarray
-    macs: np.ndarray
+
+def _element_strides(a: np.ndarray) -> np.ndarray:
+    return np.array([s // a.itemsize for s in a.strides], dtype=np.int64)
 
 
-_L1Copy = tuple[list[int], list[int], np.ndarray]  # box (lo, hi per tensor axis) and its values
+def _first_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``keys`` (n, k) grouped by equal value: (first row of each group, in order of
+    first appearance; the group of each row, numbered in that order)."""
+    if len(keys) == 0 or (keys == keys[0]).all():
+        return np.zeros(min(len(keys), 1), dtype=np.int64), np.zeros(len(keys), dtype=np.int64)
+    bounds = keys.max(axis=0) + 1  # keys are non-negative: one integer per row where it fits
+    if prod(bounds.tolist()) < 1 << 62:
+        weights = np.cumprod(np.concatenate([[1], bounds[:0:-1]]))[::-1]
+        _, first, inverse = np.unique(keys @ weights, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
+def _nth(members: Callable[[int], list[int]], row: int, _: int) -> list[int]:
+    """``members(row)`` whatever row is asked (a tile stored on its own)."""
+    return members(row)
 
 
 @dataclass
 class _StepView:
-    """One step's active PEs, each one's box per tensor ((lo, hi) lists) and its window
-    ((starts, extents) per loop-nest dimension)."""
+    """One step's active PEs (ascending), each one's box per tensor (lo, hi: arrays (axes,
+    PEs)) and its window (start, extent: arrays (dimensions, PEs))."""
 
-    active: list[int]
-    boxes: dict[str, dict[int, tuple[list[int], list[int]]]]
-    window: dict[int, tuple[list[int], list[int]]]
+    active: np.ndarray
+    lo: dict[str, np.ndarray]
+    hi: dict[str, np.ndarray]
+    start: np.ndarray
+    extent: np.ndarray
+
+
+@dataclass
+class _Tiles:
+    """Output tiles of some PEs (rows): origin and extent per output axis (arrays (rows,
+    axes)), partial sums and MACs held per element, flattened in the tile's own shape and
+    padded to the largest tile a PE can hold (arrays (rows, width))."""
+
+    pes: np.ndarray
+    lo: np.ndarray
+    extent: np.ndarray
+    values: np.ndarray
+    macs: np.ndarray
+
+
+@dataclass
+class _Copies:
+    """The operand copies of one tensor in every PE's L1: box (lo, hi: arrays (axes, PEs)),
+    whether the PE holds one, and the words of it that were read as 0 (by PE; none in a
+    correct run)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    held: np.ndarray
+    zeroed: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 class DatapathValues:
@@ -126,9 +194,9 @@ class DatapathValues:
         self.dims = list(nest.dims)
         self.red_dims = set(nest.reduction_dims)
         self.acc_dtype = operands.accumulator
-        steps = cm.steps
-        self.sb = step_boxes(cm, 0, steps)
-        self.boxes = {role: tensor_box(nest, role, self.sb.start, self.sb.extent) for role in nest.tensors}
+        steps, pes = cm.steps, cm.used_pes
+        self.chunk_steps = max(1, STEP_CHUNK_PAIRS // max(pes, 1))
+        self.chunk: StepBoxes | None = None
         run_steps, outer_red = output_loop_structure(cm)
         t = np.arange(steps, dtype=np.int64)
         self.run_start = t % run_steps == 0
@@ -146,28 +214,44 @@ class DatapathValues:
                       for role in OPERAND_ROLES}
         self.adds = cm.layer.operator.combine == "add"  # a residual add adds its operands
         self.views: dict[int, _StepView] = {}
-        # DRAM
-        self.dram = {"input": operands.input, "weight": operands.weight}
+        # DRAM: operands (never written) and the output with its state
+        self.dram = {"input": np.ascontiguousarray(operands.input), "weight": np.ascontiguousarray(operands.weight)}
+        self.dram_strides = {role: _element_strides(a) for role, a in self.dram.items()}
         out_shape = nest.extents("output")
         self.dram_out: np.ndarray = np.zeros(out_shape, dtype=self.acc_dtype)
         self.dram_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.dram_out_written = np.zeros(out_shape, dtype=bool)
-        # L2: operand tiles by index (mask, values); one output array with its state
-        self.l2: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {role: {} for role in OPERAND_ROLES}
+        self.out_strides = _element_strides(self.dram_out)
+        # L2: which operand words each tile holds (its values are DRAM's there); one output array
+        # with its state
+        self.l2: dict[str, dict[int, np.ndarray]] = {role: {} for role in OPERAND_ROLES}
+        self.l2_absent: dict[str, dict[int, np.ndarray | None]] = {role: {} for role in OPERAND_ROLES}
+        self.l2_box: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {role: {} for role in OPERAND_ROLES}
         self.l2_prev_tile: int | None = None
         self.l2_out: np.ndarray = np.zeros(out_shape, dtype=self.acc_dtype)
         self.l2_out_macs = np.zeros(out_shape, dtype=np.int64)
         self.l2_out_valid = np.zeros(out_shape, dtype=bool)
         self.l2_out_unread = np.zeros(out_shape, dtype=bool)
-        # L1: per PE its latest operand copy (lo, hi, values) per tensor, each step's copies
-        # until the step computes, the partial sums read back for it, its accumulator
-        self.l1: dict[str, dict[int, _L1Copy]] = {role: {} for role in OPERAND_ROLES}
-        self.pending: dict[int, dict[int, dict[str, _L1Copy]]] = {}
-        self.seeds: dict[tuple[int, int], _Accumulator] = {}
-        self.acc: dict[int, _Accumulator] = {}
-        self.to_drain: dict[int, list[tuple[int, _Accumulator]]] = {}
-        # MAC coverage of the iteration space: times each MAC was executed
-        self.coverage = np.zeros(tuple(nest.dims.values()), dtype=np.int32)
+        # L1: per PE its latest operand copy per tensor; each step's zeroed words until the
+        # step computes; the partial sums read back for a step; every PE's accumulator
+        self.l1 = {role: _Copies(np.zeros((len(nest.tensors[role]), pes), dtype=np.int64),
+                                 np.zeros((len(nest.tensors[role]), pes), dtype=np.int64),
+                                 np.zeros(pes, dtype=bool)) for role in OPERAND_ROLES}
+        self.pending: dict[int, dict[str, dict[int, np.ndarray]]] = {}
+        self.seeds: dict[int, _Tiles] = {}
+        bound = pe_extent_bound(cm)
+        width = prod(sum(c * (bound[d] - 1) for d, c in axis) + 1 for axis in nest.tensors["output"])
+        axes = len(out_shape)
+        self.acc = _Tiles(np.arange(pes), np.zeros((pes, axes), dtype=np.int64), np.zeros((pes, axes), dtype=np.int64),
+                          np.zeros((pes, width), dtype=self.acc_dtype), np.zeros((pes, width), dtype=np.int64))
+        self.acc_live = np.zeros(pes, dtype=bool)
+        self.acc_order = np.zeros(pes, dtype=np.int64)  # when each live accumulator was started
+        self.acc_started = 0
+        self.to_drain: dict[int, _Tiles] = {}
+        # MAC coverage of the iteration space: times each MAC was executed (widened when a
+        # count would overflow)
+        self.coverage = np.zeros(tuple(nest.dims.values()), dtype=np.uint8)
+        self.cov_strides = _element_strides(self.coverage)
         self.log = ProblemLog()
 
     # ------------------------------------------------------------------ hooks
@@ -192,31 +276,33 @@ class DatapathValues:
             if (hi < lo).any():  # no sub-unit works in this tile: L2 keeps what it had
                 if prev is not None:
                     self.l2[role][tile] = self.l2[role][prev]
+                    if prev in self.l2_box[role]:
+                        self.l2_box[role][tile] = self.l2_box[role][prev]
                 continue
             valid = True
-            source = self.dram[role]
-            mask = np.zeros(source.shape, dtype=bool)
-            values = np.zeros_like(source)
-            region = _slices(lo, hi)
-            mask[region] = True
-            values[region] = source[region]
+            mask = np.zeros(self.dram[role].shape, dtype=bool)
+            mask[_slices(lo, hi)] = True
             fetched = int(np.prod(hi - lo + 1))
+            whole = True  # whether L2 holds every word of the tile's box (and only those)
             if prev is not None:
                 plo, phi = self.tile_boxes[role][0][:, prev], self.tile_boxes[role][1][:, prev]
                 ov = _overlap(lo, hi, plo, phi)
                 if ov is not None:
                     kept = _slices(*ov)
-                    pmask, pvalues = self.l2[role][prev]
-                    mask[kept] = pmask[kept]
-                    values[kept] = pvalues[kept]
+                    mask[kept] = self.l2[role][prev][kept]
+                    whole = bool(mask[kept].all())
                     fetched -= int(np.prod(ov[1] - ov[0] + 1))
+            if whole:
+                self.l2_box[role][tile] = (lo, hi)
             self._agree(f"L2 tile {tile}: {role} words fetched from DRAM", fetched, td.read_words[role])
-            self.l2[role][tile] = (mask, values)
+            self.l2[role][tile] = mask
         if valid:
             self.l2_prev_tile = tile
             for role in OPERAND_ROLES:  # tiles before the previous one have left L2
                 for old in [i for i in self.l2[role] if i < tile - 1]:
                     del self.l2[role][old]
+                    self.l2_absent[role].pop(old, None)
+                    self.l2_box[role].pop(old, None)
         if td.read_words["output"]:
             lo, hi = self.tile_boxes["output"][0][:, tile], self.tile_boxes["output"][1][:, tile]
             region = _slices(lo, hi)
@@ -236,44 +322,85 @@ class DatapathValues:
     def delivered(self, t: int, demand: StepDemand) -> None:
         tile = t // self.steps_per_tile
         view = self._view(t)
-        copies = self.pending.setdefault(t, {pe: {} for pe in view.active})
+        zeroed = self.pending[t] = {}
         for role in OPERAND_ROLES:
-            boxes = view.boxes[role]
-            words = sum(self._deliver(role, t, pe, tile, *boxes[pe], copies[pe]) for pe in view.active)
+            words = self._deliver(role, t, view, tile)
+            copies = self.l1[role]
+            if copies.zeroed:
+                active = set(view.active.tolist())
+                zeroed[role] = {pe: zero for pe, zero in copies.zeroed.items() if pe in active}
+            else:
+                zeroed[role] = {}
             self._agree(f"step {t}: {role} words written into L1s", words, getattr(demand, role).dest_words)
         if self.run_start[t] and self.revisit[t]:
             self._read_back(t, view, demand)
 
     def computed(self, t: int) -> None:
-        copies = self.pending.pop(t)
+        zeroed = self.pending.pop(t)
         view = self.views.pop(t)
+        seeds = self.seeds.pop(t, None)
+        acc = self.acc
         if self.run_start[t]:
-            for pe, acc in self.acc.items():
+            for pe in self._live_in_order():
                 self.log.add("discarded", f"step {t}: {_pes([pe])} still held partial sums of output "
-                             f"{self._box_text(acc)} at the start of a new output run; discarded",
-                             int(acc.macs.sum()))
-            self.acc = {}
-        for pe, operands in copies.items():
-            self._mac(t, pe, operands, *view.window[pe], view.boxes["output"][pe][0])
-        if self.run_end[t] and self.acc:
-            self.to_drain[t] = sorted(self.acc.items())
-            self.acc = {}
+                             f"{self._tile_text(acc, pe)} at the start of a new output run; discarded",
+                             int(acc.macs[pe].sum()))
+            self.acc_live[:] = False
+        pes = view.active
+        olo, oext = view.lo["output"].T, (view.hi["output"] - view.lo["output"] + 1).T
+        live = self.acc_live[pes]
+        moved = live & ((acc.lo[pes] != olo).any(axis=1) | (acc.extent[pes] != oext).any(axis=1))
+        for pe in pes[moved].tolist():
+            self.log.add("discarded", f"step {t}: {_pes([pe])} moved from output {self._tile_text(acc, pe)} to "
+                         f"another output tile without draining; its partial sums were discarded",
+                         int(acc.macs[pe].sum()))
+        fresh = ~live | moved
+        started = pes[~live]
+        self.acc_order[started] = self.acc_started + np.arange(len(started))
+        self.acc_started += len(started)
+        new = pes[fresh]
+        acc.lo[new], acc.extent[new] = olo[fresh], oext[fresh]
+        acc.values[new] = 0
+        acc.macs[new] = 0
+        self.acc_live[pes] = True
+        if seeds is not None:  # partial sums read back seed the accumulators they start
+            take = np.isin(seeds.pes, new)
+            acc.values[seeds.pes[take]] = seeds.values[take]
+            acc.macs[seeds.pes[take]] = seeds.macs[take]
+        _, group = _first_rows(view.extent.T)
+        for k in range(int(group.max()) + 1 if len(group) else 0):
+            members = np.nonzero(group == k)[0]
+            self._mac(view, members, zeroed)
+        if self.run_end[t] and self.acc_live.any():
+            done = np.nonzero(self.acc_live)[0]
+            self.to_drain[t] = _Tiles(done, acc.lo[done], acc.extent[done], acc.values[done], acc.macs[done])
+            self.acc_live[:] = False
 
     def drained(self, t: int, demand: StepDemand) -> None:
-        groups: dict[tuple, list[tuple[int, _Accumulator]]] = {}
-        for pe, acc in self.to_drain.pop(t, []):
-            groups.setdefault((tuple(acc.lo), acc.values.shape), []).append((pe, acc))
+        tiles = self.to_drain.pop(t, None)
+        groups = 0
         words = 0
-        for members in groups.values():
-            words += members[0][1].values.size
+        if tiles is not None:
+            first, group = _first_rows(np.concatenate([tiles.lo, tiles.extent], axis=1))
+            groups = len(first)
+            words = int(np.prod(tiles.extent[first], axis=1).sum())
             if self.reduction_network:
-                total = _Accumulator(members[0][1].lo, cast(np.ndarray, sum(a.values for _, a in members)),
-                                     cast(np.ndarray, sum(a.macs for _, a in members)))
-                self._store(t, [pe for pe, _ in members], total)
-            else:
-                for pe, acc in members:
-                    self._store(t, [pe], acc)
-        self._agree(f"step {t}: output tiles drained", len(groups), demand.drain_groups)
+                values: np.ndarray = np.zeros((groups, tiles.values.shape[1]), dtype=self.acc_dtype)
+                macs = np.zeros((groups, tiles.macs.shape[1]), dtype=np.int64)
+                order = np.argsort(group, kind="stable")  # each group's members in PE order
+                starts = np.searchsorted(group[order], np.arange(groups))
+                rank = np.arange(len(order)) - starts[group[order]]
+                for r in range(int(rank.max()) + 1):  # the r-th member of every group, as the network adds them
+                    rows = order[rank == r]
+                    values[group[rows]] += tiles.values[rows]
+                    macs[group[rows]] += tiles.macs[rows]
+                self._store(t, lambda k: tiles.pes[group == k].tolist(), _Tiles(tiles.pes[first], tiles.lo[first], tiles.extent[first], values, macs))
+            else:  # each group's members one after another
+                order = np.argsort(group, kind="stable")
+                self._store(t, lambda row: [int(tiles.pes[order[row]])],
+                            _Tiles(tiles.pes[order], tiles.lo[order], tiles.extent[order], tiles.values[order],
+                                   tiles.macs[order]))
+        self._agree(f"step {t}: output tiles drained", groups, demand.drain_groups)
         self._agree(f"step {t}: output words written to L2 by drains", words, demand.drain_words)
 
     def written_back(self, tile: int) -> None:
@@ -288,118 +415,214 @@ class DatapathValues:
         self.l2_out_valid[region] = False  # L2 moves on to the next tile
         self.l2_out_unread[region] = False
 
-    # ------------------------------------------------------------------ transfers
+    # ------------------------------------------------------------------ boxes
+    def step_chunks(self) -> Iterator[StepBoxes]:
+        """Every step's boxes of every used PE, a few thousand (step, PE) pairs at a time."""
+        for first in range(0, self.cm.steps, self.chunk_steps):
+            yield step_boxes(self.cm, first, min(self.chunk_steps, self.cm.steps - first))
+
     def _view(self, t: int) -> _StepView:
-        """Step ``t``'s active PEs, their boxes and windows as plain Python lists."""
+        """Step ``t``'s active PEs, their boxes and windows."""
         view = self.views.get(t)
         if view is None:
-            active = np.nonzero(self.sb.active[t])[0]
-            pes = active.tolist()
-            boxes = {role: dict(zip(pes, zip(lo[:, t, active].T.tolist(), hi[:, t, active].T.tolist())))
-                     for role, (lo, hi) in self.boxes.items()}
-            starts = np.stack([self.sb.start[d][t, active] for d in self.dims], axis=1).tolist()
-            extents = np.stack([self.sb.extent[d][t, active] for d in self.dims], axis=1).tolist()
-            view = self.views[t] = _StepView(pes, boxes, dict(zip(pes, zip(starts, extents))))
+            sb = self.chunk
+            if sb is None or not sb.first <= t < sb.first + sb.count:
+                first = t - t % self.chunk_steps
+                sb = self.chunk = step_boxes(self.cm, first, min(self.chunk_steps, self.cm.steps - first))
+            row = t - sb.first
+            active = np.nonzero(sb.active[row])[0]
+            start = {d: sb.start[d][row, active] for d in self.dims}
+            extent = {d: sb.extent[d][row, active] for d in self.dims}
+            lo, hi = {}, {}
+            for role in self.nest.tensors:
+                lo[role], hi[role] = tensor_box(self.nest, role, start, extent)
+            view = self.views[t] = _StepView(active, lo, hi, np.stack([start[d] for d in self.dims]),
+                                             np.stack([extent[d] for d in self.dims]))
         return view
 
-    def _deliver(self, role: str, t: int, pe: int, tile: int, lo: list[int], hi: list[int], copy: dict) -> int:
-        """Fill PE ``pe``'s L1 with its ``role`` box of step ``t``; return the words sent."""
-        prev = self.l1[role].get(pe)
-        if prev is not None and prev[0] == lo and prev[1] == hi:  # all of it is resident
-            copy[role] = prev
-            return 0
-        region = _slices(lo, hi)
-        live = self.l2[role].get(tile)
-        if live is None:  # the tile never arrived in L2
-            values = np.zeros([b - a + 1 for a, b in zip(lo, hi)], dtype=self.dram[role].dtype)
-            absent = np.ones(values.shape, dtype=bool)
-        else:
-            values = live[1][region].copy()
-            absent = ~live[0][region]
-        words = values.size
-        if prev is not None:
-            plo, phi, pvalues = prev
-            olo, ohi = [max(a, b) for a, b in zip(lo, plo)], [min(a, b) for a, b in zip(hi, phi)]
-            if all(a <= b for a, b in zip(olo, ohi)):
-                here = tuple(slice(a - low, b - low + 1) for a, b, low in zip(olo, ohi, lo))
-                values[here] = pvalues[tuple(slice(a - low, b - low + 1) for a, b, low in zip(olo, ohi, plo))]
-                absent[here] = False
-                words -= prod(b - a + 1 for a, b in zip(olo, ohi))
-        if absent.any():
-            values[absent] = 0
-            self.log.add("not_resident", f"step {t}: {_pes([pe])} needed {int(absent.sum())} {role} words "
-                         f"that L2 tile {tile} does not hold (read as 0)", int(absent.sum()))
-        self.l1[role][pe] = copy[role] = (lo, hi, values)
-        return words
+    # ------------------------------------------------------------------ transfers
+    def _deliver(self, role: str, t: int, view: _StepView, tile: int) -> int:
+        """Fill the active PEs' L1s with their ``role`` boxes of step ``t``; return the words
+        sent. A copy keeps the overlap with the PE's previous copy and takes the rest from the
+        resident L2 tile; words that tile does not hold are read as 0 (and flagged)."""
+        copies, pes = self.l1[role], view.active
+        lo, hi = view.lo[role], view.hi[role]
+        plo, phi, held = copies.lo[:, pes], copies.hi[:, pes], copies.held[pes]
+        new = ~(held & (lo == plo).all(axis=0) & (hi == phi).all(axis=0))  # else all of it is resident
+        olo, ohi = np.maximum(lo, plo), np.minimum(hi, phi)
+        kept = held & new & (olo <= ohi).all(axis=0)
+        size = np.prod(hi - lo + 1, axis=0)
+        sent = np.where(new, size - np.where(kept, np.prod(ohi - olo + 1, axis=0), 0), 0)
+        mask = self.l2[role].get(tile)
+        absent = sent if mask is None else self._absent(role, tile, lo, hi) - np.where(kept, self._absent(
+            role, tile, olo, ohi), 0)
+        old = np.array([pe in copies.zeroed for pe in pes.tolist()], dtype=bool) if copies.zeroed else \
+            np.zeros(len(pes), dtype=bool)
+        for g in np.nonzero(new & ((absent > 0) | (kept & old)))[0].tolist():
+            pe, region = int(pes[g]), _slices(lo[:, g], hi[:, g])
+            zero = np.ones([b - a + 1 for a, b in zip(lo[:, g], hi[:, g])], dtype=bool) if mask is None \
+                else ~mask[region]
+            if kept[g]:
+                here = tuple(slice(a - b, c - b + 1) for a, c, b in zip(olo[:, g], ohi[:, g], lo[:, g]))
+                zero[here] = False
+            count = int(zero.sum())
+            if kept[g] and old[g]:
+                there = tuple(slice(a - b, c - b + 1) for a, c, b in zip(olo[:, g], ohi[:, g], plo[:, g]))
+                zero[here] |= copies.zeroed[pe][there]
+            if count:
+                self.log.add("not_resident", f"step {t}: {_pes([pe])} needed {count} {role} words "
+                             f"that L2 tile {tile} does not hold (read as 0)", count)
+            copies.zeroed[pe] = zero
+        for pe in pes[new & (absent == 0) & ~(kept & old) & old].tolist():
+            del copies.zeroed[pe]
+        changed = pes[new]
+        copies.lo[:, changed], copies.hi[:, changed], copies.held[changed] = lo[:, new], hi[:, new], True
+        return int(sent.sum())
+
+    def _absent(self, role: str, tile: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Words of each box (lo, hi: arrays (axes, boxes)) that L2 tile ``tile`` does not hold,
+        from the tile's box where L2 holds exactly that, else from a table of prefix sums of its
+        absent words (None: it holds every word)."""
+        box = self.l2_box[role].get(tile)
+        if box is not None:
+            inside = np.clip(np.minimum(hi, box[1][:, None]) - np.maximum(lo, box[0][:, None]) + 1, 0, None)
+            return np.prod(hi - lo + 1, axis=0) - np.prod(inside, axis=0)
+        if tile not in self.l2_absent[role]:
+            table: np.ndarray | None = None
+            absent = ~self.l2[role][tile]
+            if absent.any():
+                table = np.zeros([n + 1 for n in absent.shape], dtype=np.int64)
+                inner = table[tuple(slice(1, None) for _ in absent.shape)]
+                inner[...] = absent
+                for axis in range(absent.ndim):
+                    np.cumsum(inner, axis=axis, out=inner)
+            self.l2_absent[role][tile] = table
+        table = self.l2_absent[role][tile]
+        if table is None:
+            return np.zeros(lo.shape[1], dtype=np.int64)
+        count = np.zeros(lo.shape[1], dtype=np.int64)
+        for corner in product((0, 1), repeat=lo.shape[0]):
+            index = tuple(np.where(c, hi[a] + 1, lo[a]) for a, c in enumerate(corner))
+            sign = 1 if (lo.shape[0] - sum(corner)) % 2 == 0 else -1
+            count += sign * table[index]
+        return count
 
     def _read_back(self, t: int, view: _StepView, demand: StepDemand) -> None:
-        """Partial sums of a revisited output tile from L2 into the PEs starting the run."""
-        seen: set[tuple] = set()
-        words = 0
-        for pe in view.active:
-            lo, hi = view.boxes["output"][pe]
-            key = tuple(lo + hi)
-            if key in seen:
-                continue  # the group's first PE seeds the accumulation
-            seen.add(key)
-            region = _slices(lo, hi)
-            valid = self.l2_out_valid[region]
-            words += valid.size
-            if not valid.all():
-                self.log.add("missing_partial_sums",
-                             f"step {t}: {_pes([pe])} read back {_sums(int((~valid).sum()))} of "
-                             f"output {self._region_text(lo, hi)} that L2 does not hold (read as 0)",
-                             int((~valid).sum()))
-            self.seeds[(t, pe)] = _Accumulator(list(lo), np.where(valid, self.l2_out[region], 0).astype(self.acc_dtype),
-                                               np.where(valid, self.l2_out_macs[region], 0))
-            self.l2_out_unread[region] = False
-        self._agree(f"step {t}: partial-sum words read back from L2", words, demand.readback.words)
+        """Partial sums of a revisited output tile from L2 into the PEs starting the run (the
+        first PE of each group sharing a tile; the others start from 0)."""
+        lo, hi = view.lo["output"], view.hi["output"]
+        first, _ = _first_rows(np.concatenate([lo, hi]).T)
+        tiles = _Tiles(view.active[first], lo[:, first].T, (hi - lo + 1)[:, first].T,
+                       np.zeros((len(first), self.acc.values.shape[1]), dtype=self.acc_dtype),
+                       np.zeros((len(first), self.acc.macs.shape[1]), dtype=np.int64))
+        missing = np.zeros(len(first), dtype=np.int64)
+        for rows, index in self._tile_indices(tiles):
+            valid = self.l2_out_valid.flat[index]
+            missing[rows] = (~valid).sum(axis=1)
+            width = index.shape[1]
+            tiles.values[rows, :width] = np.where(valid, self.l2_out.flat[index], 0)
+            tiles.macs[rows, :width] = np.where(valid, self.l2_out_macs.flat[index], 0)
+            self.l2_out_unread.flat[index] = False
+        for row in np.nonzero(missing)[0].tolist():
+            self.log.add("missing_partial_sums",
+                         f"step {t}: {_pes([int(tiles.pes[row])])} read back {_sums(int(missing[row]))} of "
+                         f"output {self._tile_text(tiles, row)} that L2 does not hold (read as 0)",
+                         int(missing[row]))
+        self.seeds[t] = tiles
+        self._agree(f"step {t}: partial-sum words read back from L2", int(np.prod(tiles.extent, axis=1).sum()),
+                    demand.readback.words)
 
-    def _mac(self, t: int, pe: int, operands: dict, starts: list[int], extents: list[int], olo: list[int]) -> None:
-        """PE ``pe`` computes its box of step ``t`` from its own L1 copies."""
-        # each operand seen over the PE's window: element (i_1..i_n) of the window is at
-        # sum over tensor axes of coefficient * i_d from the L1 copy's first element (which
-        # holds the window's start), so a strided view reads it without copying
+    def _mac(self, view: _StepView, members: np.ndarray, zeroed: dict[str, dict[int, np.ndarray]]) -> None:
+        """PEs ``members`` (positions in the step's active PEs, windows of one shape) compute
+        their boxes from their own L1 copies and accumulate into their accumulators."""
+        shape = tuple(int(e) for e in view.extent[:, members[0]])
+        pes = view.active[members]
         gathered = []
         for role in OPERAND_ROLES:
-            values = operands[role][2]
-            strides = [sum(c * values.strides[a] for a, c in terms) for terms in self.plans[role]]
-            gathered.append(as_strided(values, shape=extents, strides=strides, writeable=False))
+            # element (i_1..i_n) of a window is at sum over tensor axes of coefficient * i_d
+            # from the box's first element
+            values = self.dram[role]
+            tstrides = self.dram_strides[role]
+            first = (view.lo[role][:, members] * tstrides[:, None]).sum(axis=0)
+            steps = [sum(c * int(tstrides[a]) for a, c in terms) for terms in self.plans[role]]
+            window = values.reshape(-1)[first.reshape((-1,) + (1,) * len(shape)) + _box_offsets(shape, tuple(steps))]
+            for row, pe in enumerate(pes.tolist() if zeroed[role] else []):
+                zero = zeroed[role].get(pe)
+                if zero is not None:  # words read as 0 into this PE's copy
+                    strides = [sum(c * zero.strides[a] for a, c in terms) for terms in self.plans[role]]
+                    window[row][as_strided(zero, shape=shape, strides=strides, writeable=False)] = 0
+            gathered.append(window)
         a, b = gathered
         products = a + b if self.adds else a * b
-        partial = products.sum(axis=self.red_axes, dtype=self.acc_dtype)
-        partial = partial.transpose(self.out_perm)
-        self.coverage[tuple(slice(s, s + e) for s, e in zip(starts, extents))] += 1
-        acc = self.acc.get(pe)
-        if acc is not None and (acc.lo != olo or acc.values.shape != partial.shape):
-            self.log.add("discarded", f"step {t}: {_pes([pe])} moved from output {self._box_text(acc)} to "
-                         f"another output tile without draining; its partial sums were discarded",
-                         int(acc.macs.sum()))
-            acc = None
-        if acc is None:
-            acc = self.seeds.pop((t, pe), None) or _Accumulator(
-                list(olo), np.zeros(partial.shape, dtype=self.acc_dtype), np.zeros(partial.shape, dtype=np.int64))
-            self.acc[pe] = acc
-        acc.values += partial
-        acc.macs += prod(e for i, e in enumerate(extents) if i in self.red_axes)
+        sums = products.sum(axis=tuple(1 + i for i in self.red_axes), dtype=self.acc_dtype)
+        sums = sums.transpose([0] + [1 + i for i in self.out_perm]).reshape(len(pes), -1)
+        width = sums.shape[1]
+        self.acc.values[pes, :width] += sums
+        self.acc.macs[pes, :width] += prod(e for i, e in enumerate(shape) if i in self.red_axes)
+        first = (view.start[:, members] * self.cov_strides[:, None]).sum(axis=0)
+        index = (first.reshape((-1,) + (1,) * len(shape)) + _box_offsets(shape, tuple(self.cov_strides.tolist()))).reshape(-1)
+        flat = self.coverage.reshape(-1)
+        if int(flat[index].max()) + len(pes) > np.iinfo(flat.dtype).max:  # a count would overflow
+            self.coverage = self.coverage.astype(np.promote_types(flat.dtype, np.int16 if flat.itemsize == 1 else
+                                                                  np.int32 if flat.itemsize == 2 else np.int64))
+            flat = self.coverage.reshape(-1)
+        np.add.at(flat, index, flat.dtype.type(1))
 
-    def _store(self, t: int, pes: list[int], acc: _Accumulator) -> None:
-        """Write a drained output tile into L2."""
-        region = _slices(acc.lo, [a + e - 1 for a, e in zip(acc.lo, acc.values.shape)])
-        lost = self.l2_out_unread[region] & (self.l2_out_macs[region] > 0)
-        if lost.any():
+    def _store(self, t: int, members: Callable[[int], list[int]], tiles: _Tiles) -> None:
+        """Write drained output tiles (rows, in order; ``members(row)``: the PEs a row came
+        from) into L2. Tiles that overlap are written one after another."""
+        indices = list(self._tile_indices(tiles))
+        flat = np.sort(np.concatenate([index.reshape(-1) for _, index in indices]))
+        if (flat[1:] == flat[:-1]).any():
+            for row in range(len(tiles.pes)):
+                one = slice(row, row + 1)
+                self._store(t, partial(_nth, members, row), _Tiles(tiles.pes[one], tiles.lo[one], tiles.extent[one],
+                                                                   tiles.values[one], tiles.macs[one]))
+            return
+        lost = np.zeros(len(tiles.pes), dtype=np.int64)
+        lost_macs = np.zeros(len(tiles.pes), dtype=np.int64)
+        for rows, index in indices:
+            old_macs = self.l2_out_macs.flat[index]
+            gone = self.l2_out_unread.flat[index] & (old_macs > 0)
+            lost[rows], lost_macs[rows] = gone.sum(axis=1), np.where(gone, old_macs, 0).sum(axis=1)
+        for row in np.nonzero(lost)[0].tolist():
             why = "" if self.reduction_network else " (no reduction network: partial sums of one output are not added)"
             self.log.add("overwritten",
-                         f"step {t}: the drain of {_pes(pes)} overwrote {_sums(int(lost.sum()))} of output "
-                         f"{self._box_text(acc)} in L2 that were never read back{why}; they held "
-                         f"{int(self.l2_out_macs[region][lost].sum())} MACs",
-                         int(self.l2_out_macs[region][lost].sum()))
-        self.l2_out[region] = acc.values
-        self.l2_out_macs[region] = acc.macs
-        self.l2_out_valid[region] = True
-        self.l2_out_unread[region] = True
+                         f"step {t}: the drain of {_pes(members(row))} overwrote {_sums(int(lost[row]))} of output "
+                         f"{self._tile_text(tiles, row)} in L2 that were never read back{why}; they held "
+                         f"{int(lost_macs[row])} MACs", int(lost_macs[row]))
+        for rows, index in indices:
+            width = index.shape[1]
+            self.l2_out.flat[index] = tiles.values[rows, :width]
+            self.l2_out_macs.flat[index] = tiles.macs[rows, :width]
+            self.l2_out_valid.flat[index] = True
+            self.l2_out_unread.flat[index] = True
 
     # ------------------------------------------------------------------ helpers
+    def _tile_indices(self, tiles: _Tiles) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Per shape of output tile: (rows of ``tiles``, flat index into the output of each
+        row's elements in the tile's own order: array (rows, elements))."""
+        _, group = _first_rows(tiles.extent)
+        for k in range(int(group.max()) + 1 if len(group) else 0):
+            rows = np.nonzero(group == k)[0]
+            shape = tuple(int(e) for e in tiles.extent[rows[0]])
+            first = (tiles.lo[rows] * self.out_strides).sum(axis=1)
+            yield rows, first[:, None] + _box_offsets(shape, tuple(self.out_strides.tolist())).reshape(1, -1)
+
+    def _live_in_order(self) -> list[int]:
+        """PEs holding an accumulator, in the order they started it."""
+        live = np.nonzero(self.acc_live)[0]
+        return live[np.argsort(self.acc_order[live], kind="stable")].tolist()
+
+    def undrained(self) -> Iterator[tuple[int, str, int]]:
+        """Accumulators never drained: (PE, output tile, MACs held), those still in a PE (in
+        the order they started) then those whose drain never came (by step, then PE)."""
+        for pe in self._live_in_order():
+            yield pe, self._tile_text(self.acc, pe), int(self.acc.macs[pe].sum())
+        for tiles in self.to_drain.values():
+            for row, pe in enumerate(tiles.pes.tolist()):
+                yield pe, self._tile_text(tiles, row), int(tiles.macs[row].sum())
+
     def _agree(self, what: str, functional: int, timed: int) -> None:
         if functional != timed:
             self.log.add("inconsistent", f"{what}: values moved {functional}, the timing model counts {timed}")
@@ -408,5 +631,6 @@ class DatapathValues:
         names = [axis[0][0] for axis in self.nest.tensors["output"]]
         return "[" + ", ".join(f"{n}={a}" if a == b else f"{n}={a}..{b}" for n, a, b in zip(names, lo, hi)) + "]"
 
-    def _box_text(self, acc: _Accumulator) -> str:
-        return self._region_text(acc.lo, [a + e - 1 for a, e in zip(acc.lo, acc.values.shape)])
+    def _tile_text(self, tiles: _Tiles, row: int) -> str:
+        lo = tiles.lo[row].tolist()
+        return self._region_text(lo, [a + e - 1 for a, e in zip(lo, tiles.extent[row].tolist())])

@@ -14,6 +14,7 @@ import numpy as np
 
 from accelsim.functional.datapath import DatapathValues
 from accelsim.functional.operands import macs_per_output
+from accelsim.mapping.geometry import tensor_box
 
 EXAMPLES = 5  # wrong outputs listed with their coordinates (and steps/PEs of a duplicated MAC)
 LOCATED = 3  # missing / duplicated MACs located in the schedule
@@ -88,9 +89,9 @@ def build_report(values: DatapathValues, expected: np.ndarray, tolerance: np.nda
     cov = values.coverage
     missing_pts = np.argwhere(cov == 0)
     dup_pts = np.argwhere(cov > 1)
-    for pe, acc in list(values.acc.items()) + [item for items in values.to_drain.values() for item in items]:
-        values.log.add("never_drained", f"PE {pe} still held partial sums of output {values._box_text(acc)} "
-                       "at the end; no drain took them out", int(acc.macs.sum()))
+    for pe, tile, macs in values.undrained():
+        values.log.add("never_drained", f"PE {pe} still held partial sums of output {tile} "
+                       "at the end; no drain took them out", macs)
     messages = values.log.lines()
     macs_executed = int(cov.sum())
     required = int(cov.size)
@@ -134,16 +135,22 @@ def _ranges(values: list[int]) -> str:
 
 def _computed_by(values: DatapathValues, index: tuple[int, ...]) -> str:
     """Which PEs accumulated output element ``index``, and over which steps."""
-    lo, hi = values.boxes["output"]
-    inside = values.sb.active.copy()
-    for axis, v in enumerate(index):
-        inside &= (lo[axis] <= v) & (v <= hi[axis])
-    pes = np.nonzero(inside.any(axis=0))[0]
+    found_steps, found_pes = [], []
+    for sb in values.step_chunks():
+        lo, hi = tensor_box(values.nest, "output", sb.start, sb.extent)
+        inside = sb.active.copy()
+        for axis, v in enumerate(index):
+            inside &= (lo[axis] <= v) & (v <= hi[axis])
+        s, pe = np.nonzero(inside)
+        found_steps.append(s + sb.first)
+        found_pes.append(pe)
+    at_step, at_pe = np.concatenate(found_steps), np.concatenate(found_pes)
+    pes = np.unique(at_pe)
     if len(pes) == 0:
         return "no PE computed it"
     shown = []
     for pe in pes[:4].tolist():
-        steps = np.nonzero(inside[:, pe])[0]
+        steps = at_step[at_pe == pe]
         if len(steps) == 1:
             at = f"step {steps[0]}"
         elif len(steps) <= 3:
@@ -157,25 +164,36 @@ def _computed_by(values: DatapathValues, index: tuple[int, ...]) -> str:
 def _locate(values: DatapathValues, point: np.ndarray, missing: bool) -> str:
     """A MAC's coordinates and the steps/PEs that executed it, or (missing) the step and PE
     whose box comes closest: the one that should have held it, and the dimensions it missed."""
-    sb, dims = values.sb, values.dims
+    dims = values.dims
     p = dict(zip(dims, point.tolist()))
     name = "MAC(" + ", ".join(f"{d}={v}" for d, v in p.items()) + ")"
-    inside = {d: (sb.start[d] <= p[d]) & (p[d] < sb.start[d] + sb.extent[d]) for d in dims}
-    outside = sum((~inside[d]).astype(np.int64) for d in dims)
-    outside = np.where(sb.active, outside, len(dims) + 1)
-    # among boxes missing it in the fewest dimensions, the one whose windows come nearest
-    distance = sum(np.maximum(np.maximum(sb.start[d] - p[d], p[d] - (sb.start[d] + sb.extent[d] - 1)), 0)
-                   for d in dims)
+    executed = 0
+    where: list[str] = []
+    best: tuple[int, int] | None = None  # (dimensions missed, distance) of the nearest box so far
+    missed = ""
+    for sb in values.step_chunks():
+        inside = {d: (sb.start[d] <= p[d]) & (p[d] < sb.start[d] + sb.extent[d]) for d in dims}
+        outside = sum((~inside[d]).astype(np.int64) for d in dims)
+        outside = np.where(sb.active, outside, len(dims) + 1)
+        if not missing:
+            hits = np.argwhere(outside == 0)
+            executed += len(hits)
+            where += [f"step {s + sb.first} PE {pe}" for s, pe in hits[:EXAMPLES - len(where)].tolist()]
+            continue
+        # among boxes missing it in the fewest dimensions, the one whose windows come nearest
+        distance = sum(np.maximum(np.maximum(sb.start[d] - p[d], p[d] - (sb.start[d] + sb.extent[d] - 1)), 0)
+                       for d in dims)
+        fewest = int(outside.min())
+        score = np.where(outside == fewest, distance, np.iinfo(np.int64).max)
+        s, pe = (int(v) for v in np.unravel_index(np.argmin(score), score.shape))
+        if best is None or (fewest, int(score[s, pe])) < best:
+            best = (fewest, int(score[s, pe]))
+            missed = ", ".join(f"{d}={int(sb.start[d][s, pe])}..{int(sb.start[d][s, pe] + sb.extent[d][s, pe] - 1)}"
+                               for d in dims if not inside[d][s, pe])
+            nearest = f"step {s + sb.first} PE {pe}"
     if not missing:
-        hits = np.argwhere(outside == 0)
-        where = "; ".join(f"step {s} PE {pe}" for s, pe in hits[:EXAMPLES].tolist())
-        return f"{name}: executed {len(hits)} times, at {where}"
-    best = int(outside.min())
-    if best > len(dims):
+        return f"{name}: executed {executed} times, at {'; '.join(where)}"
+    if best is None or best[0] > len(dims):
         return f"{name}: no PE is ever active"
-    score = np.where(outside == best, distance, np.iinfo(np.int64).max)
-    s, pe = (int(v) for v in np.unravel_index(np.argmin(score), score.shape))
-    missed = ", ".join(f"{d}={int(sb.start[d][s, pe])}..{int(sb.start[d][s, pe] + sb.extent[d][s, pe] - 1)}"
-                       for d in dims if not inside[d][s, pe])
-    return (f"{name}: in no PE's box at any step; nearest: step {s} PE {pe}, whose window "
+    return (f"{name}: in no PE's box at any step; nearest: {nearest}, whose window "
             f"{missed} just misses it")

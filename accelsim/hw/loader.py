@@ -81,8 +81,24 @@ def load_hardware(
         data = parse_maestro_hw(text, source=source, name=_stem(ref))
     else:
         data, lines = _parse_yaml(text, source)
-        if "levels" in data:
-            data = expand_levels(data, source, lines.get(("levels",)))
+    return hardware_from_data(data, source=source, overrides=overrides, lines=lines)
+
+
+def hardware_from_data(
+    data: dict,
+    *,
+    source: str,
+    overrides: Iterable[str] = (),
+    lines: dict[tuple[str, ...], int] | None = None,
+) -> HardwareSpec:
+    """A validated hardware spec from an already parsed mapping (a YAML document's contents, or
+    a hardware table written inline in another file): expands ``levels``, applies ``--set``
+    overrides and validates, with the same messages as :func:`load_hardware`. ``lines`` maps
+    field paths to their line in ``source`` where known. Raises :class:`InputError`."""
+    lines = lines or {}
+    data = dict(data)
+    if "levels" in data:
+        data = expand_levels(data, source, lines.get(("levels",)))
     set_paths = apply_overrides(data, overrides, source=source)
     try:
         return HardwareSpec.model_validate(data)
@@ -92,8 +108,9 @@ def load_hardware(
 
 def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
     """A hardware mapping whose memory hierarchy is given as ``levels`` (innermost first) with
-    ``l1``, ``l2`` and the DRAM bandwidth filled in from it: the models run three levels, so the
-    list must be one level per PE, one shared buffer and DRAM, each keeping every tensor
+    ``inner_levels``, ``l1``, ``l2`` and the DRAM bandwidth filled in from it: the list must be
+    per-PE buffers (the last is L1, the ones before it the register files inside the PE,
+    which may bypass tensors), one shared buffer and DRAM, these three keeping every tensor
     (anything else is an InputError saying what is not modelled)."""
     raw = data["levels"]
     if not isinstance(raw, list):
@@ -105,21 +122,37 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
         shown = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'level'}: {e['msg']}" for e in err.errors())
         raise InputError(f"field 'levels': {shown}", source=source, line=line) from None
     shape = [(lv.instances, lv.kind) for lv in levels]
-    if shape != [("per_pe", "buffer"), ("shared", "buffer"), ("shared", "dram")]:
-        raise InputError("field 'levels': the models run three levels: one buffer per PE, one shared buffer and "
-                         f"DRAM, innermost first; this list has {len(levels)} ("
+    inner_count = len(levels) - 3
+    if inner_count < 0 or shape != [("per_pe", "buffer")] * (inner_count + 1) + [("shared", "buffer"),
+                                                                               ("shared", "dram")]:
+        raise InputError("field 'levels': the models run per-PE buffers (register files, then L1), one shared "
+                         f"buffer and DRAM, innermost first; this list has {len(levels)} ("
                          + ", ".join(f"{lv.name}: {lv.instances} {lv.kind}" for lv in levels)
-                         + "); deeper hierarchies are not modelled yet", source=source, line=line)
-    for lv in levels:
+                         + "); per-cluster levels and more than one shared buffer are not modelled yet",
+                         source=source, line=line)
+    inner, (l1, l2, dram) = levels[:inner_count], levels[inner_count:]
+    for lv in (l1, l2, dram):
         if set(lv.keeps) != set(TENSORS):
             raise InputError(f"field 'levels': {lv.name} keeps only {', '.join(lv.keeps)}; "
-                             "bypass is not modelled (every tensor passes through every level)", source=source,
+                             "bypass is modelled only at the register files inside a PE (every tensor passes "
+                             "through L1, L2 and DRAM)", source=source, line=line)
+    for lv in inner:
+        if lv.size_bytes is None:
+            raise InputError(f"field 'levels': {lv.name} needs size_bytes", source=source, line=line)
+        if not lv.keeps:
+            raise InputError(f"field 'levels': {lv.name} keeps no tensor", source=source, line=line)
+        if lv.read_bandwidth_words_per_cycle is not None or lv.write_bandwidth_words_per_cycle is not None:
+            raise InputError(f"field 'levels': {lv.name}: the bandwidth of a register file inside the PE is not "
+                             "modelled (it is taken as not limiting); remove its bandwidth fields", source=source,
                              line=line)
-    given = sorted(k for k in ("l1", "l2") if k in data)
+    for lv in (*inner, l2, dram):
+        if set(lv.reused_operands) != {"input", "weight"}:
+            raise InputError(f"field 'levels': {lv.name}: reused_operands applies to L1 (the last per-PE level) only",
+                             source=source, line=line)
+    given = sorted(k for k in ("l1", "l2", "inner_levels") if k in data)
     if given:
         raise InputError(f"give the hierarchy once: 'levels' or {' and '.join(given)}, not both", source=source,
                          line=line)
-    l1, l2, dram = levels
     for lv in (l1, l2):
         if lv.size_bytes is None:
             raise InputError(f"field 'levels': {lv.name} needs size_bytes", source=source, line=line)
@@ -127,7 +160,10 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
         raise InputError(f"field 'levels': {l2.name} needs read_bandwidth_words_per_cycle and "
                          "write_bandwidth_words_per_cycle", source=source, line=line)
     out = {k: v for k, v in data.items() if k != "levels"}
-    out["l1"] = {"size_bytes": l1.size_bytes, "double_buffered": l1.double_buffered}
+    if inner:
+        out["inner_levels"] = [lv.model_dump(mode="json", exclude_none=True) for lv in inner]
+    out["l1"] = {"size_bytes": l1.size_bytes, "double_buffered": l1.double_buffered,
+                 "reused_operands": list(l1.reused_operands)}
     out["l2"] = {"size_bytes": l2.size_bytes, "double_buffered": l2.double_buffered,
                  "read_bandwidth_words_per_cycle": l2.read_bandwidth_words_per_cycle,
                  "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle}

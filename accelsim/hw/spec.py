@@ -16,6 +16,8 @@ from pydantic import (
     PositiveInt,
     ValidationInfo,
     field_validator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
     model_validator,
 )
 
@@ -82,10 +84,25 @@ def _is_int(value: object) -> bool:
 
 
 class L1Spec(_Strict):
-    """Per-PE scratchpad."""
+    """Per-PE scratchpad.
+
+    ``reused_operands``: the operands a PE keeps in its L1 from one step to the next, so that
+    the part of a tile it already holds is not sent again (default both). An operand left out
+    is sent whole every step that uses it, as by a PE that consumes each word it receives:
+    STONNE's MAERI multipliers keep their weights (a FIFO of every fold's weight) but take each
+    input from their input FIFO once, so the controller streams the inputs again for every
+    weight tile. In maestro mode every operand is reused (ideal effect ``l1_reuse``)."""
 
     size_bytes: PositiveInt
     double_buffered: bool = True
+    reused_operands: tuple[Literal["input", "weight"], ...] = ("input", "weight")
+
+    @field_validator("reused_operands")
+    @classmethod
+    def _distinct(cls, operands: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(operands)) != len(operands):
+            raise ValueError(f"an operand is listed twice in {list(operands)}")
+        return operands
 
 
 class L2Spec(_Strict):
@@ -122,11 +139,22 @@ class DistributionNoCSpec(_Strict):
 
 class ReductionNoCSpec(_Strict):
     """Spatial reduction of partial sums: one of the kinds of :mod:`accelsim.hw.noc` (adder
-    ``tree``, store-and-forward ``chain``, ``none``)."""
+    ``tree``, store-and-forward ``chain``, ``none``).
+
+    ``write_ports``: how outputs reach L2. ``shared`` (default): a step's drained words share
+    the network's width, ``ceil(words / bandwidth)`` cycles after the step's last MAC.
+    ``interleaved``: ``floor(bandwidth)`` one-word write ports, the PE at (row, col) wired to
+    port ``(row * cols + col) % ports`` (a reduction group through its first PE's port), as
+    STONNE's TPU mesh writes its accumulators; each output leaves as soon as its PE is done (on
+    a ``systolic`` distribution network PE (row, col) finishes ``row + col`` cycles after PE
+    (0, 0), so the drain overlaps the wavefront) and each port writes one word per cycle in
+    the order they are ready: a step's drain ends when its busiest port has written its last
+    word."""
 
     kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
+    write_ports: Literal["shared", "interleaved"] = "shared"
 
     @field_validator("kind")
     @classmethod
@@ -209,6 +237,8 @@ class EnergySpec(_Strict):
 
 
 TENSORS: tuple[str, ...] = ("input", "weight", "output")
+# names an inner level may not take: the fixed levels and the energy breakdown's other parts
+RESERVED_LEVEL_NAMES: tuple[str, ...] = ("mac", "l1", "l2", "dram", "noc")
 Tensor = Literal["input", "weight", "output"]
 
 
@@ -217,7 +247,8 @@ class StorageLevelSpec(_Strict):
     sit (one per PE, one per cluster, one shared by the array); ``kind: dram`` is off-chip;
     ``size_bytes`` None is unbounded (DRAM); bandwidths in words per cycle (None: not limited);
     ``keeps`` the tensors it holds (the others bypass it); ``access_energy_pj`` per word (None:
-    from Interstellar Table 3 by size, or the DRAM figure)."""
+    from Interstellar Table 3 by size, or the DRAM figure); ``reused_operands`` (the per-PE
+    level only) the operands kept from one step to the next (see :class:`L1Spec`)."""
 
     name: str
     instances: Literal["per_pe", "per_cluster", "shared"]
@@ -228,6 +259,7 @@ class StorageLevelSpec(_Strict):
     double_buffered: bool = True
     keeps: tuple[Tensor, ...] = ("input", "weight", "output")
     access_energy_pj: Optional[float] = Field(default=None, ge=0)
+    reused_operands: tuple[Literal["input", "weight"], ...] = ("input", "weight")
 
 
 class HardwareSpec(_Strict):
@@ -245,6 +277,38 @@ class HardwareSpec(_Strict):
     dram: DRAMSpec
     energy: EnergySpec = EnergySpec()
     controller: ControllerSpec = ControllerSpec()
+    # per-PE levels between the MACs and L1 (register files), innermost first; a hardware YAML
+    # gives them as the per-PE entries of ``levels`` before the last one (L1)
+    inner_levels: tuple[StorageLevelSpec, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_inner_levels(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """A design without register files inside the PE dumps (and hashes) as before they
+        existed: its resolved spec and ``hardware_sha256`` are unchanged."""
+        data = handler(self)
+        if not self.inner_levels:
+            data.pop("inner_levels", None)
+        return data
+
+    @model_validator(mode="after")
+    def _inner_levels_fit(self) -> "HardwareSpec":
+        names = [lv.name for lv in self.inner_levels]
+        for lv in self.inner_levels:
+            if lv.instances != "per_pe" or lv.kind != "buffer" or lv.size_bytes is None:
+                raise ValueError(f"inner level {lv.name}: a register file inside the PE needs instances: per_pe, "
+                                 "kind: buffer and size_bytes")
+            if not lv.keeps:
+                raise ValueError(f"inner level {lv.name}: keeps no tensor")
+            if set(lv.reused_operands) != {"input", "weight"}:
+                raise ValueError(f"inner level {lv.name}: reused_operands applies to L1 only")
+            if lv.read_bandwidth_words_per_cycle is not None or lv.write_bandwidth_words_per_cycle is not None:
+                raise ValueError(f"inner level {lv.name}: the bandwidth of a register file inside the PE is not "
+                                 "modelled (it is taken as not limiting); remove its bandwidth fields")
+            if lv.name.lower() in RESERVED_LEVEL_NAMES:
+                raise ValueError(f"inner level {lv.name}: the names {', '.join(RESERVED_LEVEL_NAMES)} are taken")
+        if len({n.lower() for n in names}) != len(names):
+            raise ValueError(f"inner levels: names must differ ({', '.join(names)})")
+        return self
 
     @property
     def num_pes(self) -> int:
@@ -252,13 +316,15 @@ class HardwareSpec(_Strict):
 
     @property
     def levels(self) -> tuple[StorageLevelSpec, ...]:
-        """The memory hierarchy as data, innermost first: L1 (one per PE), L2 (shared), DRAM;
-        every level keeps every tensor (the models run these three levels). A hardware YAML
-        may give this list as ``levels`` instead of ``l1``/``l2`` (see the loader)."""
+        """The memory hierarchy as data, innermost first: the register files inside each PE
+        (``inner_levels``, if any), L1 (one per PE), L2 (shared), DRAM; L1, L2 and DRAM keep
+        every tensor. A hardware YAML may give this list as ``levels`` instead of ``l1``/``l2``
+        (see the loader)."""
         word = self.word_size_bytes
-        return (
+        return self.inner_levels + (
             StorageLevelSpec(name="L1", instances="per_pe", size_bytes=self.l1.size_bytes,
-                             double_buffered=self.l1.double_buffered, access_energy_pj=self.energy.l1_access_pj),
+                             double_buffered=self.l1.double_buffered, access_energy_pj=self.energy.l1_access_pj,
+                             reused_operands=self.l1.reused_operands),
             StorageLevelSpec(name="L2", instances="shared", size_bytes=self.l2.size_bytes,
                              read_bandwidth_words_per_cycle=self.l2.read_bandwidth_words_per_cycle,
                              write_bandwidth_words_per_cycle=self.l2.write_bandwidth_words_per_cycle,
@@ -274,6 +340,13 @@ class HardwareSpec(_Strict):
         if self.energy.l1_access_pj is not None:
             return self.energy.l1_access_pj
         return table_energy_pj(self.l1.size_bytes, RF_ENERGY_PJ_BY_BYTES)
+
+    def inner_energy_pj(self, level: StorageLevelSpec) -> float:
+        """Energy per word access of an inner level: its own figure, else Interstellar Table 3's
+        register-file energy by its size."""
+        if level.access_energy_pj is not None:
+            return level.access_energy_pj
+        return table_energy_pj(level.size_bytes or 1, RF_ENERGY_PJ_BY_BYTES)
 
     @property
     def l2_energy_pj(self) -> float:

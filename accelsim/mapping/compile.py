@@ -20,7 +20,7 @@ The flattened nest (``loops``, outermost first) is what the simulator executes s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil, prod
 from typing import Literal, Mapping, Sequence
 
@@ -78,8 +78,39 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class PinnedLoop:
+    """One loop of the nest inside a PE's step: its dimension and trips (a part of the
+    dimension's extent in the step box when the dimension is split over several loops)."""
+
+    dim: str
+    trips: int
+
+
+@dataclass(frozen=True)
+class PinnedLevel:
+    """The loops one register file adds to those of the register files below it (outermost
+    first): it holds these and every loop below."""
+
+    name: str
+    loops: tuple[PinnedLoop, ...]
+
+
+@dataclass(frozen=True)
+class InnerPins:
+    """A mapping's own nest inside a PE's step (Timeloop's loops at the levels inside a PE):
+    ``outer``, the loops outside every register file (L1's own, outermost first), and
+    ``levels``, innermost register file first, what each adds. The trips of a dimension's loops
+    multiply to its extent in the step box."""
+
+    outer: tuple[PinnedLoop, ...]
+    levels: tuple[PinnedLevel, ...]
+
+
+@dataclass(frozen=True)
 class CompiledMapping:
-    """The tile schedule of one layer on one array."""
+    """The tile schedule of one layer on one array; ``inner_pins``: the loops inside a PE's
+    step the mapping pins to its register files (None: the default rule of
+    :mod:`accelsim.mapping.inner_levels`)."""
 
     layer: Layer
     nest: LoopNest
@@ -87,6 +118,7 @@ class CompiledMapping:
     loops: tuple[Loop, ...]
     num_pes: int
     source: str
+    inner_pins: InnerPins | None = None
 
     @property
     def used_pes(self) -> int:
@@ -114,6 +146,18 @@ class CompiledMapping:
         return flags
 
 
+def _checked_layouts(nest: LoopNest, layouts: Mapping[str, tuple[int, ...]], source: str) -> dict[str, tuple[int, ...]]:
+    """``layouts`` after checking each names a tensor and permutes its axes (MappingError)."""
+    for role, order in layouts.items():
+        if role not in nest.tensors:
+            raise MappingError(f"DRAM layout for {role!r}: the layer has no such tensor (its tensors: "
+                               f"{', '.join(nest.tensors)})", source=source)
+        if sorted(order) != list(range(len(nest.tensors[role]))):
+            raise MappingError(f"DRAM layout {list(order)} for {role!r}: expected a permutation of its "
+                               f"{len(nest.tensors[role])} axes 0..{len(nest.tensors[role]) - 1}", source=source)
+    return dict(layouts)
+
+
 def _fmt(d: MapDirective) -> str:
     kind = "SpatialMap" if d.kind == "spatial" else "TemporalMap"
     return f"{kind}({d.size},{d.offset}) {d.dim}"
@@ -131,13 +175,18 @@ def compile_mapping(
     num_pes: int,
     source: str = "<mapping>",
     check_legality: bool = True,
+    dram_layouts: Mapping[str, tuple[int, ...]] | None = None,
 ) -> CompiledMapping:
     """Build the tile schedule; raise MappingError (with file and line) for illegal mappings.
 
     ``check_legality=False`` (``--unchecked``, for testing mappers) skips the coverage checks
     (windows that overlap, leave gaps or only cover a diagonal), so functional execution can
-    show what such a mapping computes; malformed mappings are still refused."""
+    show what such a mapping computes; malformed mappings are still refused.
+    ``dram_layouts``: a DRAM layout (axis indices, outermost first) per tensor role replacing the
+    operator's (channel-last) one; the DRAM runs both timing models count follow it."""
     nest = layer.loop_nest()
+    if dram_layouts:
+        nest = replace(nest, layouts={**nest.layouts, **_checked_layouts(nest, dram_layouts, source)})
     dims = nest.dims
     # ---- split into levels -------------------------------------------------------------
     groups: list[list[MapDirective]] = [[]]

@@ -21,7 +21,8 @@ representatives' boxes are enumerated.
 
 Counting rules (also in the README):
 - an idle PE keeps its L1 contents; a tile already resident is not fetched again, only the part
-  of the new tile outside the old one is;
+  of the new tile outside the old one is (for the operands the PEs reuse from step to step,
+  ``ProfileOptions.reused_operands``; the others are sent whole every step);
 - a PE drains its output tile at the end of every run of steps over that tile in which it did
   any work; PEs draining the same tile together are reduced spatially first;
 - an output tile revisited later (a reduction loop outside its tile loops) is spilled as partial
@@ -54,7 +55,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
-from accelsim.mapping.ports import PortLoads
+from accelsim.mapping.ports import PortLoads, WritePorts
 from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
 from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
@@ -109,13 +110,18 @@ class ProfileOptions:
     loop index and every sub-unit as its own class (for mappings whose windows overlap or leave
     gaps, ``--unchecked``).
 
+    ``reused_operands``: the operands a PE keeps in its L1 from one step to the next (only
+    the part of a tile it does not hold yet is sent); any other operand is sent whole at every
+    step that uses it (``hw.l1.reused_operands``).
+
     A step's operand words (every tensor, read-backs included) share the distribution
     network: it takes ``ceil(distinct words / noc_bandwidth)`` cycles (the bandwidth capped by
     L2's reads), and with ``ports`` > 1 at least as many as its busiest port needs: port p
     feeds PEs ``[p * port_block_pes, (p + 1) * port_block_pes)`` at
     ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
     that feeds one of its PEs. A step's drains share the reduction network's width:
-    ``ceil(words after reduction / egress_bandwidth)``."""
+    ``ceil(words after reduction / egress_bandwidth)``, or with ``write_ports`` they leave
+    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`)."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
@@ -125,6 +131,15 @@ class ProfileOptions:
     ports: int = 1
     port_block_pes: int = 1
     port_bandwidth_words_per_cycle: float = 1.0
+    # operands a PE keeps in L1 from step to step; the others are sent whole every step
+    reused_operands: frozenset[str] = frozenset(OPERAND_ROLES)
+    # fixed one-word write ports of the reduction network (0: drains share its width), PE
+    # (row, col) of a rows x cols array wired to port (row * cols + col) % write_ports; with
+    # ``wavefront`` (a systolic array) PE (row, col) is done row + col cycles after PE (0, 0)
+    write_ports: int = 0
+    array_rows: int = 1
+    array_cols: int = 1
+    wavefront: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -199,9 +214,18 @@ class DemandTable:
     tile_last: np.ndarray
     # words on the distribution network's busiest root port (all tensors; 0 with one port)
     busiest_port_words: np.ndarray
+    # cycles of the drains through fixed write ports (ProfileOptions.write_ports; 0 without)
+    drain_port_cycles: np.ndarray
 
     def __len__(self) -> int:
         return len(self.steps)
+
+    def egress_cycles(self, egress_words_per_cycle: float) -> np.ndarray:
+        """Per case, the reduction network's busy cycles for the drains: through fixed write
+        ports where the network has them, else ``ceil(words after reduction / width)``; 0
+        where nothing drains."""
+        shared = np.ceil(self.drained.total(len(self)) / egress_words_per_cycle).astype(np.int64)
+        return np.where(self.drain_port_cycles > 0, self.drain_port_cycles, shared)
 
 
 class _Grouping:
@@ -339,6 +363,7 @@ class ScheduleProfile:
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
         self._ports: PortLoads | None = None  # built when a multi-port network first needs it
+        self._write_ports: WritePorts | None = None  # likewise for fixed write ports
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
 
@@ -396,14 +421,16 @@ class ScheduleProfile:
         sent, delivered = {}, {}
         on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
+            reused = role in opts.reused_operands  # else nothing is kept from the previous step
             lo, hi = cur.tensor(nest, role)
             plo, phi = prev.tensor(nest, role)
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
-            new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None], inter, 0), 0)
-            absent = ~moving_prev[:, None]  # no previous box: a constant marker instead
+            new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None] & reused, inter, 0), 0)
+            kept = moving_prev & reused
+            absent = ~kept[:, None]  # no previous box: a constant marker instead
             keys = np.concatenate([flat(lo), flat(hi), np.where(absent, -1, flat(plo)),
                                    np.where(absent, -1, flat(phi))], axis=1)
-            moving = np.column_stack([np.ones_like(moving_prev), np.ones_like(moving_prev), moving_prev, moving_prev])
+            moving = np.column_stack([np.ones_like(kept), np.ones_like(kept), kept, kept])
             sel = new.ravel() > 0
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
                                       new.ravel()[sel], opts.multicast)
@@ -433,8 +460,8 @@ class ScheduleProfile:
         worked = first.active & run_end[:, None]
         sel = worked.ravel()
         both = np.ones((int(sel.sum()), 2), dtype=bool)
-        drained = self._groups("output", case_of[sel], class_of_row[sel],
-                               np.concatenate([flat(slo), flat(shi)], axis=1)[sel], both, svol.ravel()[sel], True)
+        dkeys = np.concatenate([flat(slo), flat(shi)], axis=1)[sel]
+        drained = self._groups("output", case_of[sel], class_of_row[sel], dkeys, both, svol.ravel()[sel], True)
         drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
         readback_words = readback.total(n)
         tile_pos = steps % self.steps_per_tile
@@ -448,6 +475,7 @@ class ScheduleProfile:
             tile_first=tile_pos == 0, tile_last=tile_pos == self.steps_per_tile - 1,
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
             busiest_port_words=self._busiest_port_words(n, on_ports),
+            drain_port_cycles=self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys, svol.ravel()[sel]),
         )
 
     def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
@@ -465,7 +493,7 @@ class ScheduleProfile:
             "macs": t.macs, "active_pes": t.active_pes, "max_pe_macs": t.max_pe_macs,
             "drain_groups": t.drained.count(n), "drain_words": t.drained.total(n), "drain_pe_words": t.drain_pe_words,
             "drain_max_group": t.drained.max_members(n),
-            "reduction_serial_cycles": np.ceil(t.drained.total(n) / ebw).astype(np.int64),
+            "reduction_serial_cycles": t.egress_cycles(ebw),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
             "ingress_cycles": ingress.astype(np.int64),
         }
@@ -504,6 +532,17 @@ class ScheduleProfile:
             self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
         return loads.max(axis=1)
 
+    def _drain_port_cycles(self, n: int, case: np.ndarray, klass: np.ndarray, keys: np.ndarray,
+                           words: np.ndarray) -> np.ndarray:
+        """Per case, the drains' cycles through the fixed write ports (0 without them)."""
+        opts = self.opts
+        if opts.write_ports == 0:
+            return np.zeros(n, dtype=np.int64)
+        if self._write_ports is None:
+            self._write_ports = WritePorts(self.cm, self.units, opts.write_ports, opts.array_rows, opts.array_cols,
+                                           opts.wavefront)
+        return self._write_ports.drain_cycles(n, self.groupings["output"].velocity, case, klass, keys, words)
+
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
                 words: np.ndarray, multicast: bool) -> Groups:
         if not multicast:  # one packet per PE
@@ -536,11 +575,12 @@ class ScheduleProfile:
         port = pes // opts.port_block_pes
         port_load = np.zeros(opts.ports, dtype=np.int64)  # counted PE by PE
         for role in OPERAND_ROLES:
+            kept = prev_valid and role in opts.reused_operands
             lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
             plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
-            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if prev_valid else 0
+            inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if kept else 0
             new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
-            keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if prev_valid else []), axis=1)
+            keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if kept else []), axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
             _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))

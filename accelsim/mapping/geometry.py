@@ -176,6 +176,13 @@ def pe_boxes(cm: CompiledMapping, idx: Index, pes: np.ndarray) -> Boxes:
     return Boxes(b.start, {d: np.where(active, e, 0) for d, e in b.extent.items()}, active)
 
 
+def pe_extent_bound(cm: CompiledMapping) -> dict[str, int]:
+    """The largest extent a PE's box can have in each loop-nest dimension: the smallest window
+    size any level gives the dimension (a box is the intersection of the levels' windows)."""
+    return {d: min([n] + [ld.size for level in cm.levels for ld in level.directives if ld.dim == d])
+            for d, n in cm.nest.dims.items()}
+
+
 @dataclass
 class StepBoxes:
     """Boxes of steps ``first .. first+count-1`` for some PEs: arrays (count, PEs)."""

@@ -4,14 +4,15 @@ network table that gives its layers' dataflows, compiled and checked against the
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, NoReturn, Sequence
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MaestroFile, MaestroLayer, MapDirective
-from accelsim.mapping.compile import BufferOverflow, CompiledMapping, check_fits, compile_mapping
+from accelsim.mapping.compile import BufferOverflow, CompiledMapping, InnerPins, check_fits, compile_mapping
+from accelsim.mapping.inner_levels import inner_tiling
 from accelsim.mapping.loopnest_format import load_loopnest, loopnest_dataflow
 from accelsim.mapping.limits import check_exact
 from accelsim.mapping.maestro_format import layer_from_maestro, load_maestro, parse_maestro, write_maestro
@@ -31,6 +32,9 @@ class Job:
     dataflow: tuple[Directive, ...]
     source: str
     origin: MaestroLayer | None = None  # the layer as a MAESTRO file wrote it (models reading MAESTRO's form)
+    # DRAM layout per tensor role (axis indices, outermost first); () keeps the operator's channel-last
+    dram_layouts: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    inner_pins: InnerPins | None = None  # the loops each register file holds (None: the default rule)
 
     def repeat_key(self) -> tuple[object, ...]:
         """What decides this job's result on given hardware and options: the layer's operator,
@@ -40,7 +44,15 @@ class Job:
         layer = self.layer
         dataflow = tuple((d.kind, d.size, d.offset, d.dim) if isinstance(d, MapDirective) else ("cluster", d.size)
                          for d in self.dataflow)
-        return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x, dataflow)
+        return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x, dataflow,
+                self.dram_layouts, self.inner_pins)
+
+
+def compile_job(job: Job, hw: HardwareSpec, check_legality: bool = True) -> CompiledMapping:
+    """A job compiled for ``hw``'s array with its DRAM layouts, without the buffer-fit check."""
+    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality,
+                         dram_layouts=dict(job.dram_layouts))
+    return replace(cm, inner_pins=job.inner_pins) if job.inner_pins is not None else cm
 
 
 def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_legality: bool = True) -> CompiledMapping:
@@ -48,7 +60,9 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     ``check_legality=False`` skips the coverage checks (see ``compile_mapping``). A layer too
     large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
     check_exact(job.layer, hw)
-    cm = compile_mapping(job.layer, job.dataflow, hw.num_pes, source=job.source, check_legality=check_legality)
+    cm = compile_job(job, hw, check_legality)
+    if hw.inner_levels:
+        inner_tiling(cm, hw)  # a register file that cannot hold one word of what it keeps is refused
     problems = _fit_problems(cm, hw)
     if problems:
         message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)

@@ -9,7 +9,10 @@ How Timeloop's levels become accelsim's (``README.md``, Timeloop's files):
 - the PE is one instance of the innermost storage level (its MACs: ``macs_per_pe_per_cycle``);
   every level with as many instances as PEs is inside the PE (below the first shared level,
   which is L2 even in a one-PE design); their loops, and the spatial loops onto a PE's MACs,
-  are one PE's tile (the ``L1`` entry), and L1's size is the sum of their sizes;
+  are one PE's tile (the ``L1`` entry); of several such levels the outermost is L1 and the
+  others are register files (``inner_levels``) holding the mapping's loops at them
+  (``Job.inner_pins``), unless :func:`_register_files` says they are summed into L1 (L1's size
+  then the sum of theirs);
 - the first level below DRAM is L2; its loops and those of every level between it and the PEs
   (cluster buffers, which accelsim does not hold) are ``L2`` entries, and each fanout between
   them is a spatial entry (a spatial entry over several dimensions becomes nested cluster
@@ -31,9 +34,11 @@ from pydantic import ValidationError
 
 from accelsim.errors import InputError, InputWarning
 from accelsim.hw.loader import apply_overrides, load_hardware
-from accelsim.hw.spec import HardwareSpec, StorageLevelSpec
+from accelsim.hw.spec import RESERVED_LEVEL_NAMES, HardwareSpec, StorageLevelSpec
 from accelsim.input_files import load_yaml, read_text
-from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
+from accelsim.mapping.compile import CompiledMapping, InnerPins, PinnedLevel, PinnedLoop, buffer_needs_bytes, \
+    compile_mapping
+from accelsim.mapping.inner_levels import inner_tiling
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.loopnest_format import NestEntry, NestLayer, loopnest_dataflow
 from accelsim.mapping.timeloop_arch import TimeloopArch, read_architecture
@@ -366,14 +371,64 @@ def _bypass_note(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan:
             "tensors at those levels differ from Timeloop's")
 
 
+@dataclass(frozen=True)
+class _RegisterFile:
+    """A Timeloop level inside the PE that accelsim models as a register file: its index, the
+    tensors it keeps and its size (bytes of accelsim's words)."""
+
+    index: int
+    keeps: tuple[str, ...]
+    size_bytes: int
+
+
+def _word_bytes(arch: TimeloopArch) -> int:
+    """accelsim's word: the MAC's operand width, in whole bytes."""
+    return max(1, ceil(arch.mac_word_bits / 8))
+
+
+def _register_files(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> list[int]:
+    """The Timeloop levels inside the PE that become accelsim register files (inner levels),
+    innermost first: every per-PE level below the outermost one (which is L1), when the
+    architecture has several, each has a size and keeps one of the problem's tensors, their
+    names are free, and no spatial loop runs inside the PE (a register file feeds one MAC).
+    Otherwise none: the PE's levels are summed into L1."""
+    n = len(arch.levels)
+    inside = list(range(n - 1, plan.pe_first, -1))
+    names = [arch.levels[i].name.lower() for i in inside]
+    if (not inside or _macs_used(lm, arch, plan) > 1 or len(set(names)) < len(names)
+            or any(name in RESERVED_LEVEL_NAMES for name in names)):
+        return []
+    for i in inside:
+        kept = lm.kept[i]
+        if arch.levels[i].size_bytes is None or (kept is not None and not kept & set(prob.tensors.values())):
+            return []
+    return inside
+
+
+def _pins(arch: TimeloopArch, lm: _LevelMap, prob: TimeloopProblem, plan: _Plan, files: list[int]) -> InnerPins:
+    """The mapping's temporal loops at L1 (the outermost level inside the PE) and at each
+    register file, in accelsim's dimensions, outermost first."""
+    dims = list(prob.extents)
+
+    def loops(i: int) -> tuple[PinnedLoop, ...]:
+        order = reversed(_ordered(lm.temporal[i], lm.temporal_perm[i], dims))
+        return tuple(PinnedLoop(a, lm.temporal[i][d]) for d in order
+                     if lm.temporal[i].get(d, 1) > 1 and (a := prob.rename.get(d)) is not None)
+
+    return InnerPins(loops(plan.pe_first), tuple(PinnedLevel(arch.levels[i].name, loops(i)) for i in files))
+
+
 def _ample(arch: TimeloopArch, plan: _Plan) -> float:
     """Words per cycle for a level whose bandwidth the architecture leaves out: Timeloop does
     not limit it, so high enough that a transfer takes at most a cycle or so."""
     return float(UNLIMITED_WORDS_PER_CYCLE)
 
 
-def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int) -> dict[str, Any]:
-    word_bytes = max(1, ceil(arch.mac_word_bits / 8))
+def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int,
+                   files: Sequence[_RegisterFile] = ()) -> dict[str, Any]:
+    """The spec's data; ``files``: the Timeloop levels that become register files inside the
+    PE, innermost first."""
+    word_bytes = _word_bytes(arch)
     ample = _ample(arch, plan)
     n = len(arch.levels)
     l2 = arch.levels[1] if plan.pe_first > 1 else None
@@ -393,6 +448,10 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
     }
     if arch.clock_mhz:
         data["clock_mhz"] = arch.clock_mhz
+    if files:
+        data["inner_levels"] = [{"name": arch.levels[f.index].name, "instances": "per_pe", "kind": "buffer",
+                                 "size_bytes": f.size_bytes, "double_buffered": False, "keeps": list(f.keeps)}
+                                for f in files]
     return data
 
 
@@ -411,22 +470,29 @@ class TimeloopJob:
     tensors: dict[str, str] = field(default_factory=dict)  # input/weight/output -> Timeloop's data space
 
 
-def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem) -> tuple[
+def _keeps(lm: _LevelMap, i: int, prob: TimeloopProblem) -> tuple[str, ...]:
+    """The accelsim tensors Timeloop level ``i`` keeps (its ``keep``; every tensor without one)."""
+    kept = lm.kept[i]
+    return tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+
+
+def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProblem, files: Sequence[int] = ()) -> tuple[
         tuple[StorageLevelSpec, ...], dict[str, str], dict[str, str]]:
-    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles."""
+    """Timeloop's levels as :class:`StorageLevelSpec` (innermost first) and their accelsim roles
+    (``files``: the levels that became register files inside the PE)."""
     levels, roles = [], {}
     n = len(arch.levels)
     for i in range(n - 1, -1, -1):
         lv = arch.levels[i]
-        kept = lm.kept[i]
-        keeps = tuple(t for t in ("input", "weight", "output") if kept is None or prob.tensors[t] in kept)
+        keeps = _keeps(lm, i, prob)
         where: Literal["per_pe", "per_cluster", "shared"] = (
             "per_pe" if i >= plan.pe_first else "shared" if lv.instances == 1 else "per_cluster")
         levels.append(StorageLevelSpec(
             name=lv.name, instances=where, kind="dram" if i == 0 else "buffer", size_bytes=lv.size_bytes,
             read_bandwidth_words_per_cycle=lv.read_bandwidth, write_bandwidth_words_per_cycle=lv.write_bandwidth,
             double_buffered=False, keeps=keeps))  # type: ignore[arg-type]
-        roles[lv.name] = ("DRAM" if i == 0 else "L1" if i >= plan.pe_first else "L2" if i == 1 else "cluster")
+        roles[lv.name] = ("DRAM" if i == 0 else "register file" if i in files else "L1" if i >= plan.pe_first
+                          else "L2" if i == 1 else "cluster")
     return tuple(levels), roles, dict(prob.tensors)
 
 
@@ -476,7 +542,14 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     if hw_ref is not None:
         return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
     used = replace(plan, macs_per_pe=min(plan.macs_per_pe, _macs_used(lm, arch, plan)))
-    return TimeloopJob(_hardware(arch, used, job, overrides, source), name, [job], *_as_data(arch, plan, lm, prob))
+    files = _register_files(arch, plan, lm, prob)
+    if files:
+        job = replace(job, inner_pins=_pins(arch, lm, prob, plan, files))
+    # a register file holds as many of accelsim's words as it has words of its own
+    rfs = [_RegisterFile(i, _keeps(lm, i, prob), (arch.levels[i].size_bytes or 0) * 8 // arch.levels[i].word_bits
+                         * _word_bytes(arch)) for i in files]
+    hw = _hardware(arch, used, job, overrides, source, rfs)
+    return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob, files))
 
 
 def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
@@ -489,15 +562,33 @@ def _macs_used(lm: _LevelMap, arch: TimeloopArch, plan: _Plan) -> int:
     return max(1, prod(f for factors in spread for f in factors.values()))
 
 
-def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str) -> HardwareSpec:
+def _grown_register_files(arch: TimeloopArch, plan: _Plan, cm: CompiledMapping,
+                          files: Sequence[_RegisterFile]) -> tuple[list[_RegisterFile], list[str]]:
+    """``files`` each at least as large as its pinned tile of ``cm``, and what grew."""
+    probe = HardwareSpec.model_validate(_hardware_data(arch, plan, UNBOUNDED_BYTES, UNBOUNDED_BYTES,
+                                                       [replace(f, size_bytes=UNBOUNDED_BYTES) for f in files]))
+    out, grown = [], []
+    for f, tile in zip(files, inner_tiling(cm, probe).levels):
+        need = tile.tile_words * _word_bytes(arch)
+        if need > f.size_bytes:
+            grown.append(f"{tile.name} from {f.size_bytes} to {need} bytes")
+        out.append(replace(f, size_bytes=max(f.size_bytes, need)))
+    return out, grown
+
+
+def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str,
+              files: Sequence[_RegisterFile] = ()) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
     hold one half (a level that bypasses a tensor). Without a job (search), the architecture's
-    sizes (a level it lacks: unbounded, 2^30 bytes)."""
-    word_bytes = max(1, ceil(arch.mac_word_bits / 8))
+    sizes (a level it lacks: unbounded, 2^30 bytes). ``files``: the levels inside the PE that
+    are register files, innermost first, each grown (with the same warning) to its pinned tile
+    where that is larger (accelsim's dense tile of a strided window, or a word wider than the
+    level's own); L1 is then the outermost level inside the PE alone, else the sum of them all."""
+    word_bytes = _word_bytes(arch)
     n = len(arch.levels)
-    inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:]]
+    inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:plan.pe_first + 1 if files else n]]
     l1_arch = sum(s for s in inside if s is not None) if inside and None not in inside else None
     l2_arch = arch.levels[1].size_bytes if plan.pe_first > 1 and n > 1 else None
     if job is None:
@@ -506,8 +597,10 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
         cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
         need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
         room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
-        grown = []
-        for what, have, need in (("L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
+        grown: list[str] = []
+        if files:
+            files, grown = _grown_register_files(arch, plan, replace(cm, inner_pins=job.inner_pins), files)
+        for what, have, need in (("L1" if files else "L1 (the PE's levels)", l1_arch, need_l1), ("L2", l2_arch, need_l2)):
             if have is not None and have < need:
                 grown.append(f"{what} from {have} to {need} bytes")
         if grown:
@@ -515,7 +608,7 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
                           + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
         # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations
         # as fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
-        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1))
+        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1), files)
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)

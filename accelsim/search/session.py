@@ -37,6 +37,7 @@ from accelsim.search.genome import MAX_LEVELS, Genome
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.cost_models import SIMULATOR, model_names
+from accelsim.search.marvel import MarvelMapper
 from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
@@ -45,7 +46,7 @@ from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
 
-MAPPERS = ("gamma", "random", "exhaustive", *NEVERGRAD_MAPPERS)
+MAPPERS = ("gamma", "random", "exhaustive", "marvel", *NEVERGRAD_MAPPERS)
 TWO_STAGE = "two-stage"
 SCREEN = "analytical"
 
@@ -148,6 +149,8 @@ def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,
         return RandomMapper(space, settings.seed)
     if settings.mapper in NEVERGRAD_MAPPERS:
         return NevergradMapper(settings.mapper, space, settings.seed, settings.budget, population=settings.population)
+    if settings.mapper == "marvel":
+        return MarvelMapper(space.layer, hw, settings.seed, settings.min_utilization)
     return ExhaustiveMapper(space, hw, settings.min_utilization, unique_reuse=settings.unique_reuse)
 
 

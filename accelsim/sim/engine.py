@@ -155,6 +155,11 @@ class LayerSimulation:
             ports=rates.ports,
             port_block_pes=rates.port_block_pes,
             port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
+            reused_operands=rates.reused_operands,
+            write_ports=rates.write_ports,
+            array_rows=hw.pe_array.rows,
+            array_cols=hw.pe_array.cols,
+            wavefront=rates.write_wavefront,
         )
         self.l2_buffers = rates.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
@@ -660,7 +665,7 @@ class LayerSimulation:
             egress_words=count.egress_words, steps=count.steps_done,
             l1_required_words=self.profile.l1_required_words, l2_required_words=self.profile.l2_required_words)
         return layer_result(self.cm, self.hw, self.options.mode, self.rates, counts, model="simulator",
-                            events=self.events, wall_seconds=wall)
+                            events=self.events, wall_seconds=wall, exact=not self.options.check_legality)
 
 
 def simulate_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions = SimOptions(),

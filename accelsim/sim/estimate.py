@@ -17,21 +17,36 @@ peak RSS of ``simulate_layer`` in a fresh process, MARVEL's layers on ``eyeriss_
   MARVEL's layers (L6_CONV1: 54 cases, 31,774 events of 401,408 steps), never more than every
   step. A run without warps (traces, SCALE-Sim inputs, ``--per-pe``, ``--functional``) executes
   every step's events (``--per-pe`` one more per PE and step); functional execution computes
-  values per PE and step in Python, about 30 times slower.
+  each step's values in numpy across its PEs, about 30 times slower per step (L8_CONV2_2_2 of
+  MARVEL under ``nvdla_like``, 11,664 steps: 25 s; AlexNet CONV3 on ``interstellar_rf2``,
+  13,312 steps: 35 s, 19 CPU s in ``accelsim bench --scenario functional-conv3``).
 * **memory**: about 50 MB for the process (numpy, pandas and simpy loaded), plus a few kB per
   iteration case of cached demands, plus, for a traced or SCALE-Sim run, about 1.3 kB per step
   of recorded events, plus, with ``--per-pe``, the per-PE processes and detail (a few kB per PE
   in use). Memory does not follow the array's size or the steps of a warped run: an 8-PE layer
-  on a 10**9-PE array takes 50 MB (``accelsim bench --scenario wide-array``).
+  on a 10**9-PE array takes 50 MB (``accelsim bench --scenario wide-array``). Functional
+  execution adds what :mod:`accelsim.functional` holds: per MAC of the iteration space a
+  one-byte execution count and the report's comparison of it (one at a time); per output
+  element its values, MAC counts and flags in DRAM and L2, the reference and the comparison
+  (at most 64 bytes); per operand word its value, L2's residency masks and the reference's
+  copy (at most 32 bytes); per PE its accumulator over the largest output tile a PE can hold
+  (64 bytes per element: accumulator, drains in flight, read-back seeds); per step the PEs'
+  operand windows, products and indices (64 bytes per MAC of the step); the boxes of a chunk
+  of steps (32 MB); and per step 8 bytes for each loop's index and two more arrays (output
+  runs). Measured peak RSS: AlexNet CONV3 on ``interstellar_rf2`` (149,520,384 MACs) 380 MB
+  against an estimate of 401 MB; MARVEL's L8_CONV2_2_2 under ``nvdla_like`` (107,495,424
+  MACs) 290 MB against 307 MB.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from accelsim.budget import Budget, format_bytes, format_seconds, refuse_over_budget
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.geometry import case_count
+from accelsim.workload.operators import OPERAND_ROLES
+from accelsim.mapping.geometry import case_count, pe_extent_bound
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,13 @@ class EngineCost:
     warped_steps_per_case: int = 100  # steps executed per iteration case when warps apply
     functional_factor: float = 30.0  # --functional: values computed per PE and step in Python
     events_per_step: int = 6  # at most: DMA, distribution, compute, drain, write-back
+    functional_bytes_per_mac: int = 2  # --functional: execution count, one comparison of it at a time
+    functional_bytes_per_output: int = 64  # DRAM and L2 values, counts and flags, reference
+    functional_bytes_per_operand: int = 32  # value, L2 residency masks, the reference's copy
+    functional_bytes_per_tile_element: int = 64  # a PE's accumulator, drains in flight, seeds
+    functional_bytes_per_step_mac: int = 64  # a step's gathered windows, products and indices
+    functional_chunk_bytes: int = 32 * 2**20  # the boxes of a chunk of steps
+    functional_bytes_per_step_array: int = 8  # a step's entry in each per-step array (loop indices, runs)
 
 
 ENGINE_COST = EngineCost()
@@ -107,8 +129,23 @@ def estimate_layer(cm: CompiledMapping, kind: RunKind = RunKind(), cost: EngineC
         peak += steps * cost.bytes_per_step_unrolled
     if kind.functional:
         seconds *= cost.functional_factor
+        peak += functional_bytes(cm, cost)
     return LayerEstimate(cm.layer.name, steps, cases, pes, events * kind.simulations, seconds * kind.simulations,
                          peak, kind.every_step)
+
+
+def functional_bytes(cm: CompiledMapping, cost: EngineCost = ENGINE_COST) -> int:
+    """Memory functional execution adds to the simulation of ``cm`` (see the module docstring)."""
+    nest, pes = cm.nest, cm.used_pes
+    bound = pe_extent_bound(cm)
+    tile = prod(nest.extents("output", bound))
+    step_macs = min(cm.layer.macs, pes * prod(bound.values()))
+    return (cost.functional_bytes_per_mac * prod(nest.dims.values())
+            + cost.functional_bytes_per_output * prod(nest.extents("output"))
+            + cost.functional_bytes_per_operand * sum(prod(nest.extents(role)) for role in OPERAND_ROLES)
+            + cost.functional_bytes_per_tile_element * pes * tile
+            + cost.functional_bytes_per_step_mac * step_macs + cost.functional_chunk_bytes
+            + cost.functional_bytes_per_step_array * (len(cm.loops) + 2) * cm.steps)
 
 
 def check_budget(estimate: LayerEstimate, budget: Budget, source: str = "") -> None:

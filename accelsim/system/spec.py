@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from accelsim.errors import InputError
-from accelsim.hw.loader import load_hardware
+from accelsim.hw.loader import hardware_from_data, load_hardware
 from accelsim.hw.spec import DRAMSpec, HardwareSpec
 from accelsim.input_files import YamlDocument, load_yaml, read_text
 from accelsim.mapping.styles import STYLES
@@ -169,9 +169,10 @@ def _hardware(ref: str | dict[str, Any], doc: YamlDocument, source: str, base: P
     """A sub-accelerator's hardware: inline, a preset, or a file relative to the system file."""
     if isinstance(ref, dict):
         try:
-            return HardwareSpec.model_validate(ref)
-        except ValidationError as err:
-            raise _validation_error(err, doc, source, where) from None
+            return hardware_from_data(ref, source=source)
+        except InputError as err:
+            raise InputError(f"{'.'.join(map(str, where))}: {err.detail}", source=source,
+                             line=doc.line(where)) from None
     candidate = base / ref
     try:
         return load_hardware(str(candidate) if candidate.is_file() else ref)

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from accelsim.errors import InputError, InputWarning
 from accelsim.validation.attribution import ATTRIBUTION_COLUMNS, attribute_gaps
 from accelsim.validation.eyeriss import eyeriss_csv_rows, eyeriss_rows, eyeriss_section
+from accelsim.validation.marvel_table3 import burst_rows, bursts_section, table3_rows, table3_section
 from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maestro_section
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
@@ -30,9 +31,11 @@ from accelsim.validation.scenarios import (
     ScenarioSet,
     systolic_set,
 )
+from accelsim.validation.stonne_set import stonne_csv_rows, stonne_rows, stonne_section
 from accelsim.validation.timeloop_set import FULL_BUDGET_PE_STEPS, timeloop_csv_rows, timeloop_rows, timeloop_section
 
-REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", *PLOTS)
+REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", "stonne.csv",
+                *PLOTS)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class ValidationPaths:
     maestro_dir: Path = Path("validation/maestro")
     eyeriss_dir: Path = Path("validation/eyeriss")
     timeloop_dir: Path = Path("validation/timeloop")
+    stonne_dir: Path = Path("validation/stonne")
+    marvel_dir: Path = Path("validation/marvel")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -72,12 +77,15 @@ def _parity(scalesim_dir: Path, quick: bool):
 
 
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
-    """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows) of the Eyeriss
-    chip and the Timeloop set; ``--quick`` skips the chip's realistic run and simulates only the
-    Timeloop triples within the quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine)."""
+    """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows, stonne.csv rows) of
+    the Eyeriss chip, the Timeloop set, the STONNE set and MARVEL's Table 3 and DRAM layouts;
+    ``--quick`` skips the chip's realistic run and simulates only the Timeloop triples within the
+    quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine); the
+    STONNE set always runs whole (about 15 s), MARVEL's sections too (about 10 s)."""
     sections: list[tuple[str, list[str]]] = []
     eyeriss: list[dict] = []
     timeloop: list[dict] = []
+    stonne: list[dict] = []
     say("Eyeriss chip")
     if (paths.eyeriss_dir / "alexnet_measured.csv").is_file():
         rows = eyeriss_rows(paths.eyeriss_dir, realistic=not quick)
@@ -93,7 +101,21 @@ def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str],
     else:
         missing.append(f"Timeloop reference set: no {paths.timeloop_dir.as_posix()}/references.csv (run from the "
                        "repository root)")
-    return sections, eyeriss, timeloop
+    say("STONNE reference set")
+    if (paths.stonne_dir / "cases.csv").is_file():
+        srows = stonne_rows(paths.stonne_dir, say)
+        sections.append(("STONNE reference set", stonne_section(srows)))
+        stonne = stonne_csv_rows(srows)
+    else:
+        missing.append(f"STONNE reference set: no {paths.stonne_dir.as_posix()}/cases.csv (run from the repository root)")
+    say("MARVEL Table 3")
+    if (paths.marvel_dir / "table3.csv").is_file():
+        sections.append(("MARVEL Table 3: off-chip mappings by the distinct-block model",
+                         table3_section(table3_rows(paths.marvel_dir))))
+        sections.append(("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows())))
+    else:
+        missing.append(f"MARVEL Table 3: no {paths.marvel_dir.as_posix()}/table3.csv (run from the repository root)")
+    return sections, eyeriss, timeloop, stonne
 
 
 def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = False,
@@ -145,7 +167,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
         maestro_lines = maestro_section(maestro_rows_, budget)
     else:
         missing.append(f"MAESTRO reference set: no {paths.maestro_dir.as_posix()} (run from the repository root)")
-    extra, eyeriss_csv, timeloop_csv = _reference_sections(paths, quick, missing, say)
+    extra, eyeriss_csv, timeloop_csv, stonne_csv = _reference_sections(paths, quick, missing, say)
     traces = sorted(paths.traces_dir.glob("*.png")) if paths.traces_dir.is_dir() else []
     if not traces:
         missing.append(f"traces: no PNGs in {paths.traces_dir.as_posix()}")
@@ -168,6 +190,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_csv(maestro_rows_, out / "maestro.csv", MAESTRO_COLUMNS)
     write_csv(eyeriss_csv, out / "eyeriss.csv", list(eyeriss_csv[0]) if eyeriss_csv else ["layer"])
     write_csv(timeloop_csv, out / "timeloop.csv", list(timeloop_csv[0]) if timeloop_csv else ["triple_id"])
+    write_csv(stonne_csv, out / "stonne.csv", list(stonne_csv[0]) if stonne_csv else ["case_id"])
     write_report(rows, inputs, out / "REPORT.md")
     for what in missing:  # also in the report; said here so that a run outside the repository is not silent
         warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)

@@ -1,7 +1,8 @@
 """The Eyeriss chip in ``accelsim validate``: ``eyeriss_alexnet`` (AlexNet CONV1-5 at batch 4
 with JSSC Table III's row-stationary mappings) on the ``eyeriss_chip`` preset, per layer against
-the chip's measured latencies (JSSC Table V, ``validation/eyeriss/alexnet_measured.csv``) and the
-ideal (MACs / 168 PEs). Cycles become milliseconds at the preset's clock.
+the chip's measured latencies and DRAM accesses (JSSC Table V,
+``validation/eyeriss/alexnet_measured.csv``) and the ideal (MACs / 168 PEs). Cycles become
+milliseconds at the preset's clock; DRAM words become MB (10^6 bytes) at the preset's word size.
 
 Acceptance (issue 17): the total within 10% of the chip's 115.3 ms per batch of 4.
 """
@@ -24,7 +25,9 @@ TOLERANCE = 0.10
 
 @dataclass(frozen=True)
 class EyerissRow:
-    """One layer (or ``Total``): ours per mode (None: not run), the ideal and the chip's."""
+    """One layer (or ``Total``): ours per mode (None: not run), the ideal and the chip's; DRAM
+    traffic in MB (10^6 bytes): ours in realistic mode (reads and writes, every tensor) and
+    Table V's DRAM accesses."""
 
     layer: str
     macs: int
@@ -34,6 +37,8 @@ class EyerissRow:
     maestro_cycles: int | None
     realistic_cycles: int | None
     clock_mhz: float
+    realistic_dram_mb: float | None
+    chip_dram_mb: float
 
     def ms(self, cycles: int | None) -> float | None:
         """``cycles`` in milliseconds at the preset's clock."""
@@ -55,15 +60,20 @@ def eyeriss_rows(eyeriss_dir: Path, realistic: bool = True) -> list[EyerissRow]:
     for job in jobs:
         cm = prepare(job, hw)
         m = chip[job.layer.name]
+        ours = simulator_model(cm, hw, "realistic") if realistic else None
+        dram_mb = None if ours is None else sum(
+            a.dram_read + a.dram_write for a in ours.accesses.values()) * hw.word_size_bytes / 1e6
         rows.append(EyerissRow(job.layer.name, job.layer.macs, -(-job.layer.macs // hw.num_pes),
                                float(m["total_latency_ms"]), float(m["processing_latency_ms"]),
-                               simulator_model(cm, hw, "maestro").cycles,
-                               simulator_model(cm, hw, "realistic").cycles if realistic else None, hw.clock_mhz))
+                               simulator_model(cm, hw, "maestro").cycles, None if ours is None else ours.cycles,
+                               hw.clock_mhz, dram_mb, float(m["dram_accesses_MB"])))
     total = chip["Total"]
     macs = sum(r.macs for r in rows)
     rows.append(EyerissRow("Total", macs, -(-macs // hw.num_pes), float(total["total_latency_ms"]),
                            float(total["processing_latency_ms"]), sum(r.maestro_cycles or 0 for r in rows),
-                           sum(r.realistic_cycles or 0 for r in rows) if realistic else None, hw.clock_mhz))
+                           sum(r.realistic_cycles or 0 for r in rows) if realistic else None, hw.clock_mhz,
+                           sum(r.realistic_dram_mb or 0.0 for r in rows) if realistic else None,
+                           float(total["dram_accesses_MB"])))
     return rows
 
 
@@ -90,13 +100,14 @@ def eyeriss_section(rows: list[EyerissRow]) -> list[str]:
         "(JSSC Table V, `validation/eyeriss/alexnet_measured.csv`). ms at the preset's "
         f"{total.clock_mhz:g} MHz; *ideal*: MACs / 168 PEs; errors against the chip's total latency. The preset's "
         "network widths and off-chip link are assumptions (see its comments), and the chip skips MACs on zero "
-        "ifmaps, which accelsim does not model.",
+        "ifmaps and run-length compresses ifmaps and ofmaps in DRAM, which accelsim does not model. *DRAM MB*: "
+        "words read and written, every tensor, in realistic mode, against Table V's DRAM accesses (10^6 bytes).",
         "",
         *verdicts,
         "",
         "| layer | MACs | ideal cycles | ideal ms | maestro cycles | maestro ms | err | realistic cycles | realistic ms "
-        "| err | chip total ms | chip processing ms |",
-        "|" + "---|" * 12,
+        "| err | chip total ms | chip processing ms | DRAM MB | chip DRAM MB |",
+        "|" + "---|" * 14,
     ]
     for r in rows:
         lines.append("| " + " | ".join((
@@ -104,7 +115,7 @@ def eyeriss_section(rows: list[EyerissRow]) -> list[str]:
             "" if r.maestro_cycles is None else f"{r.maestro_cycles:,}", _f(r.ms(r.maestro_cycles)),
             _pct(r.rel(r.maestro_cycles)), "" if r.realistic_cycles is None else f"{r.realistic_cycles:,}",
             _f(r.ms(r.realistic_cycles)), _pct(r.rel(r.realistic_cycles)), f"{r.chip_total_ms}",
-            f"{r.chip_processing_ms}")) + " |")
+            f"{r.chip_processing_ms}", _f(r.realistic_dram_mb, 2), f"{r.chip_dram_mb}")) + " |")
     return lines
 
 

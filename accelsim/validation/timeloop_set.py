@@ -73,7 +73,7 @@ class TimeloopRow:
 def triple_files(triples_dir: Path, ref: dict[str, str]) -> list[str]:
     """The files of one ``references.csv`` row, in the order Timeloop takes them (see the module)."""
     folder = triples_dir / ref["triple_id"]
-    copied = list(dict.fromkeys(ref["copied_files"].split(";")))
+    copied = ref["copied_files"].split(";")
     if not ref["user_files"]:
         return [str(folder / f) for f in copied]
     if MAPPER_MAP in copied:  # the mapper's mapping replaces the user's (a search's starting point)

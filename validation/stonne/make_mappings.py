@@ -21,8 +21,8 @@ case into a mapping") in short:
   columns (``SpatialMap(f,f) Y; SpatialMap(f,f) R``);
 * the TPU mesh: columns are clusters of ``ms_rows`` PEs (accelsim's systolic convention), N across
   columns (its spatial folds are STONNE's N tiles, so T_N must equal ms_cols), M down the rows, K
-  whole in each step; the M tile loop outside the N folds, as STONNE's TPU_OS_DENSE controller
-  iterates them.
+  streamed one k per step (each PE accumulates its output over the tile's K steps); the M tile
+  loop outside the N folds, as STONNE's TPU_OS_DENSE controller iterates them.
 
 Standard library only; tests never run it (they read the files it wrote).
 """
@@ -94,13 +94,12 @@ def gemm_mapping(row: dict[str, str]) -> list[str]:
 
 def tpu_mapping(row: dict[str, str]) -> list[str]:
     """Dataflow lines of a GEMM case on the TPU output-stationary mesh."""
-    K = _i(row, "gemm_K")
     T_M, T_N = _i(row, "T_M"), _i(row, "T_N_gemm")
     rows = _i(row, "ms_rows")
     if T_N != _i(row, "ms_cols"):
         raise ValueError(f"{row['case_id']}: T_N must equal ms_cols (the N folds are the array's columns)")
     return [f"TemporalMap({T_M},{T_M}) M;", "SpatialMap(1,1) N;",
-            f"TemporalMap({K},{K}) K;", f"Cluster({rows}, P);", "SpatialMap(1,1) M;"]
+            "TemporalMap(1,1) K;", f"Cluster({rows}, P);", "SpatialMap(1,1) M;"]
 
 
 def mapping_text(row: dict[str, str]) -> str:

@@ -338,19 +338,26 @@ def reference_cycles(path: str) -> str:
     return m.group(1) if m else ""
 
 
+def copied_names(triple: Triple) -> list[str]:
+    """The name each of a triple's files gets in ``triples/<triple_id>/``, files then user files:
+    its own name (user files prefixed ``user_``), or, where two files of the triple share a name
+    (the 2021 ISCA designs keep problem and mapping as ``prob/layer3.yaml`` and
+    ``mapping/layer3.yaml``), each of those prefixed with its folder's name (``prob_layer3.yaml``)."""
+    names = [("user_" if k >= len(triple.files) else "") + rel.split("/")[-1]
+             for k, rel in enumerate(triple.files + triple.user_files)]
+    return [f"{rel.split('/')[-2]}_{name}" if names.count(name) > 1 else name
+            for rel, name in zip(triple.files + triple.user_files, names)]
+
+
 def run_triple(triple: Triple, build: str, roots: dict[str, str], out_dir: str
                ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """Copy one triple's files, run timeloop-model, and return its references.csv row and accesses rows."""
     root = roots[triple.era]
     dest = os.path.join(out_dir, "triples", triple.triple_id)
     os.makedirs(dest, exist_ok=True)
-    copied = []
-    for rel in triple.files + triple.user_files:
-        name = rel.split("/")[-1]
-        if rel in triple.user_files:
-            name = "user_" + name
+    copied = copied_names(triple)
+    for rel, name in zip(triple.files + triple.user_files, copied):
         shutil.copyfile(os.path.join(root, rel), os.path.join(dest, name))
-        copied.append(name)
     repository, commit, _ = SOURCES[triple.era]
     row: dict[str, object] = {
         "triple_id": triple.triple_id, "era": triple.era, "source_repository": repository,

@@ -46,6 +46,12 @@ def dram_kind(cls: type[K]) -> type[K]:
     return cls
 
 
+def burst_count(nbytes: np.ndarray, runs: np.ndarray, burst_bytes: int) -> np.ndarray:
+    """Bursts of a transfer of ``nbytes`` bytes in ``runs`` contiguous runs (at least 1): each
+    run, of the transfer's mean length, rounded up to whole bursts (the ``simple`` kind's count)."""
+    return runs * np.ceil(np.ceil(nbytes / runs) / burst_bytes)
+
+
 def ideal_cycles(dram: DRAMSpec, nbytes: np.ndarray) -> np.ndarray:
     """MAESTRO's DRAM: bytes over bandwidth, no latency, bursts or DMA setup."""
     return np.ceil(nbytes / dram.bandwidth_bytes_per_cycle)

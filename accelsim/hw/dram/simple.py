@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accelsim.hw.dram.base import dram_kind
+from accelsim.hw.dram.base import burst_count, dram_kind
 
 if TYPE_CHECKING:
     from accelsim.hw.spec import DRAMSpec
@@ -19,7 +19,7 @@ class SimpleDram:
 
     def busy_cycles(self, dram: DRAMSpec, clock_mhz: float, nbytes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         """``runs x ceil(bytes per run / burst)`` bursts at ``bandwidth_bytes_per_cycle``."""
-        bursts = runs * np.ceil(np.ceil(nbytes / runs) / dram.burst_bytes)
+        bursts = burst_count(nbytes, runs, dram.burst_bytes)
         return np.ceil(bursts * dram.burst_bytes / dram.bandwidth_bytes_per_cycle)
 
     def latency_cycles(self, dram: DRAMSpec) -> int:

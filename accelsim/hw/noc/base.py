@@ -24,6 +24,9 @@ class DistributionNetwork(Protocol):
     # every hop's register holds one step's operands, so a step in flight on the links does
     # not occupy an L1 buffer (the latency adds that many buffers in flight)
     registers_steps: bool
+    # operands reach PE (row, col) row + col cycles after PE (0, 0) (a wavefront), so the PEs
+    # finish a step in that order (used by fixed write ports, ReductionNoCSpec.write_ports)
+    wavefront: bool
 
     def ports(self, pes: int, bandwidth_words_per_cycle: float) -> int:
         """Root ports of a network of ``bandwidth_words_per_cycle`` over ``pes`` PEs. Port p

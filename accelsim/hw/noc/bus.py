@@ -12,6 +12,7 @@ class Bus:
     kind = "bus"
     always_multicast = False
     registers_steps = False
+    wavefront = False
 
     def hops(self, rows: int, cols: int) -> int:
         return 1

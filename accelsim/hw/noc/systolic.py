@@ -13,6 +13,7 @@ class Systolic:
     kind = "systolic"
     always_multicast = True
     registers_steps = True
+    wavefront = True
 
     def hops(self, rows: int, cols: int) -> int:
         return rows + cols - 1

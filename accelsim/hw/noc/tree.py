@@ -18,6 +18,7 @@ class Tree:
     kind = "tree"
     always_multicast = False
     registers_steps = True
+    wavefront = False
 
     def hops(self, rows: int, cols: int) -> int:
         return max(1, ceil(log2(max(2, rows * cols))))

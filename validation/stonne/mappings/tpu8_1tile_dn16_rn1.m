@@ -6,7 +6,7 @@ Dimensions { M: 8, N: 8, K: 16 }
 Dataflow {
   TemporalMap(8,8) M;
   SpatialMap(1,1) N;
-  TemporalMap(16,16) K;
+  TemporalMap(1,1) K;
   Cluster(8, P);
   SpatialMap(1,1) M;
 }

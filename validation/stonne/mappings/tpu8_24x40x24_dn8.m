@@ -6,7 +6,7 @@ Dimensions { M: 24, N: 40, K: 24 }
 Dataflow {
   TemporalMap(8,8) M;
   SpatialMap(1,1) N;
-  TemporalMap(24,24) K;
+  TemporalMap(1,1) K;
   Cluster(8, P);
   SpatialMap(1,1) M;
 }

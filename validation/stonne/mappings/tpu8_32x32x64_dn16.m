@@ -6,7 +6,7 @@ Dimensions { M: 32, N: 32, K: 64 }
 Dataflow {
   TemporalMap(8,8) M;
   SpatialMap(1,1) N;
-  TemporalMap(64,64) K;
+  TemporalMap(1,1) K;
   Cluster(8, P);
   SpatialMap(1,1) M;
 }
