@@ -293,7 +293,7 @@ def test_style_seeds_make_the_best_at_least_the_best_style(network, tmp_path):
     the mapper's), so the search's best never costs more than the best style under the model;
     --no-style-seeds starts from the mapper alone."""
     from accelsim.hw.loader import load_hardware
-    from accelsim.search.session import style_seeds
+    from accelsim.search.seeds import style_seeds
     from accelsim.workload.tables import load_network
 
     hw = load_hardware("eyeriss_like", ["pe_array.rows=4", "pe_array.cols=4"])

@@ -154,3 +154,100 @@ def test_fixed_design_of_the_budget_by_hand():
     spec = fixed_design(BASE, 0.2, 0.5)
     assert (spec.num_pes, spec.l1.size_bytes, spec.l2.size_bytes) == (256, 2395, 613341)
     assert design_area(spec).total_mm2 <= 0.2
+
+
+def test_area_budget_boundary_by_hand():
+    """One design (every range a single value): 16 PEs of one MAC, 32 B of L1 each, 4,096 B of
+    L2, 1-byte words. MACs 16 x 283 = 4,528; L1s 16 x 32 x 0.104 = 53.248; L2 4,096 x 0.104 =
+    425.984; total 5,007.232 um^2 = 0.005007232 mm^2. A budget of exactly that keeps it (the
+    budget is inclusive); one a micrometre squared below refuses it."""
+    ranges = ("pe_array.count=16:16", "l1.size_bytes=32:32", "l2.size_bytes=4096:4096")
+    kept = cosearch(BASE, [FC], CoSearchConfig.make(ranges, area_budget_mm2=0.005007232 + 1e-12, budget=4,
+                                                    population=2, max_levels=1))
+    assert kept.frame["area_mm2"].iloc[0] == pytest.approx(0.005007232)
+    assert (kept.frame["reason"] != AREA_BUDGET).all() and kept.best is not None
+    refused = cosearch(BASE, [FC], CoSearchConfig.make(ranges, area_budget_mm2=0.005006232, budget=4,
+                                                       population=2, max_levels=1))
+    assert (refused.frame["reason"] == AREA_BUDGET).all() and refused.best is None
+
+
+def test_tile_repair_wastes_no_design_on_overflow():
+    """With tile repair (the default) no design is refused for tiles that overflow L1 or L2 (the
+    smallest buffers of SMALL hold one word of each tensor, double-buffered); without it the
+    same search wastes some."""
+    overflow = ["l1_overflow", "l2_overflow"]
+    for seed in (3, 5):
+        assert not _search(area_budget_mm2=0.01, seed=seed).frame["reason"].isin(overflow).any()
+    plain = _search(area_budget_mm2=0.01, repair_tiles=False, seed=5)
+    assert plain.frame["reason"].isin(overflow).any()
+
+
+def _quiet(**kw):
+    """A co-search whose children change nothing but what they inherit (every GAMMA operator off)."""
+    from accelsim.search.cosearch import CoSearch
+    from accelsim.search.mappers import GammaRates
+
+    rates = GammaRates(crossover=0, mutate_parallel_dim=0, mutate_tile=0, reorder=0, growth=0, aging=0)
+    return CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
+                                                          rates=rates, mutate_hw=0, **kw))
+
+
+def test_first_generation_seeds_every_layer_from_a_style():
+    """The first half of the first generation maps every layer by a named style (the genomes
+    among the styles' mappings on the design's hardware); the second half is random."""
+    from accelsim.search.seeds import style_genomes
+
+    search = _quiet()
+    first = search._first()
+    for design in first[:2]:
+        spec = design.hw.spec(BASE)
+        for layer, genome in zip(search.layers, design.genomes):
+            assert genome in style_genomes(layer, spec).values()
+
+
+def test_children_start_each_layer_from_the_best_genome_of_their_hardware():
+    """Two designs of one hardware scored, no layer varied: every child has that hardware and
+    each layer's genome is the one of the two that costs less on that layer (the per-layer
+    crossover)."""
+    from accelsim.search.cosearch import Design
+    import random
+
+    search = _quiet(vary_layers=0)
+    a = search._first()[0]
+    spaces = [search._space(layer, a.hw.get("pe_array.count")) for layer in search.layers]
+    rng = random.Random(1)
+    evaluators = [search._evaluator(search._spec(a.hw), layer) for layer in search.layers]
+    for _ in range(50):  # a second design of a's hardware, legal, better than a on one layer only
+        b = Design(a.hw, tuple(search._fit(s, s.random_genome(rng), a.hw) for s in spaces))
+        rows = [ev.rows([g])[0] for ev, pair in zip(evaluators, zip(a.genomes, b.genomes)) for g in pair]
+        if all(r["status"] == "ok" for r in rows):
+            cycles = [r["cycles"] for r in rows]
+            best = tuple(ga if cycles[2 * i] <= cycles[2 * i + 1] else gb
+                         for i, (ga, gb) in enumerate(zip(a.genomes, b.genomes)))
+            if best not in (a.genomes, b.genomes):
+                break
+    else:
+        pytest.fail("no second design found")
+    for i, design in enumerate((a, b)):
+        assert search._score(design, i)["status"] == "ok"
+    children = [search._child([(0.0, "a", a), (0.0, "b", b)]) for _ in range(10)]
+    assert all(c.hw == a.hw and c.genomes == best for c in children)
+
+
+def test_layers_of_one_shape_share_a_genome_and_count_as_often_as_they_occur():
+    """conv, fc and a second conv of the same shape: a design has two genomes, best.m maps both
+    convs alike, and the design's cycles are twice the conv's plus the fc's, each scored alone."""
+    from accelsim.search.evaluate import Evaluator
+
+    again = Layer.build("conv_again", OpType.CONV2D, {"K": 16, "C": 8, "R": 3, "S": 3, "Y": 10, "X": 10})
+    result = cosearch(BASE, [CONV, FC, again], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2,
+                                                                   seed=3))
+    assert result.best is not None and result.best_hw is not None
+    assert len(result.best["genomes"].split(" | ")) == 2
+    conv_flow, fc_flow, again_flow = result.best_dataflows
+    assert conv_flow == again_flow
+    with Evaluator(result.best_hw, CONV) as ev:
+        conv = ev.rows([conv_flow])[0]["cycles"]
+    with Evaluator(result.best_hw, FC) as ev:
+        fc = ev.rows([fc_flow])[0]["cycles"]
+    assert result.best["cycles"] == 2 * conv + fc

@@ -218,7 +218,7 @@ def compile_mapping(
     for lvl_index, written in enumerate(groups):
         by_dim: dict[str, MapDirective] = {}
         for d in written:
-            canon = _canonical_name(layer, d, source)
+            canon = _canonical_name(layer, dims, d, source)
             if canon in by_dim:
                 raise MappingError(
                     f"dimension {d.dim} is mapped twice at the same cluster level "
@@ -242,7 +242,7 @@ def compile_mapping(
             if window is not None:
                 canon_dirs[canon] = _translate_window(layer, window, d, canon_dirs, extents, source)
         # default: whole extent, temporally
-        ordered: list[LevelDirective] = [canon_dirs[_canonical_name(layer, d, source)] for d in written]
+        ordered: list[LevelDirective] = [canon_dirs[_canonical_name(layer, dims, d, source)] for d in written]
         for dim in dims:
             if dim not in canon_dirs:
                 ordered.append(
@@ -269,8 +269,8 @@ def compile_mapping(
     return CompiledMapping(layer, nest, tuple(levels), tuple(loops), num_pes, source)
 
 
-def _canonical_name(layer: Layer, d: MapDirective, source: str) -> str:
-    dims = layer.loop_nest().dims
+def _canonical_name(layer: Layer, dims: Mapping[str, int], d: MapDirective, source: str) -> str:
+    """The loop nest's name of ``d``'s dimension (``dims``: the nest's) or MappingError."""
     window = layer.window_of(d.dim)
     if window is not None:
         return window.output_dim

@@ -16,13 +16,20 @@ status ``illegal``, reason ``area_budget``, cost +inf (fitness -inf, DiGamma's c
 checker). A layer whose genome is illegal on the design makes the design illegal with that
 layer's reason.
 
-The genetic algorithm is GAMMA's (:func:`accelsim.search.mappers.vary` on every layer's
-genome, its parents the best quarter) with DiGamma's hardware operators: crossover takes each
-hardware gene from either parent, Mutate-HW draws one hardware gene anew (probability 0.5
-each); a genome whose parent had another PE count is first repaired into the new count's space.
-The first generation's first half starts from the named styles' mappings on its hardware (the
-genomes among them), as the mapping search does. The budget counts distinct designs proposed
-(over-budget ones included: DiGamma's sampling budget).
+The genetic algorithm is GAMMA's (:func:`accelsim.search.mappers.vary`, its parents the best
+quarter) with DiGamma's hardware operators: crossover takes each hardware gene from either
+parent, Mutate-HW draws one hardware gene anew (probability 0.5 each). The mapping half is
+crossed per layer: on one hardware the layers' costs are independent, so a child of hardware
+scored before keeps, for each layer, the best genome any design of that hardware had for it,
+and GAMMA's operators vary about ``vary_layers`` layers' genomes per child, each starting from
+one of the best few genomes the hardware had for that layer (see :meth:`CoSearch._child`). A
+genome whose parent had another PE count is first repaired into the new count's space, and
+tiles that overflow the child's L1 or L2 are shrunk until they fit
+(:func:`accelsim.search.fit.fit_tiles`) instead of wasting the design. Layers of one shape
+(:func:`layer_shape`) share one genome and count as often as they occur. The first
+generation's first half maps every layer by a named style (:mod:`accelsim.search.seeds`); the
+rest is random. The budget counts distinct designs proposed (over-budget ones included:
+DiGamma's sampling budget).
 """
 
 from __future__ import annotations
@@ -45,13 +52,15 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
 from accelsim.mapping.jobs import Job, to_maestro
 from accelsim.mapping.maestro_format import write_maestro
-from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.mapping.styles import STYLES
 from accelsim.search.area import design_area
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.executors import Executor
-from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.search.fit import fit_tiles
+from accelsim.search.genome import Genome
 from accelsim.search.mappers import GammaRates, survivors, vary
 from accelsim.search.run import STALL_BATCHES
+from accelsim.search.seeds import style_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 
@@ -145,7 +154,10 @@ class CoSearchConfig:
     """What a co-search searches and how: per hardware field its (low, high) range, the area
     budget (mm^2; None: none), buffers sized to the mappings, objective, scoring model and
     mode, designs to score, population, seed, most cluster levels, the model's work budget per
-    candidate (None: its default), and whether the first generation starts from the styles."""
+    candidate (None: its default), whether the first generation starts from the styles, whether
+    tiles that overflow a buffer are repaired (:mod:`accelsim.search.fit`), how many layers'
+    genomes GAMMA's operators vary per child on average, the probability of Mutate-HW per child,
+    and GAMMA's rates."""
 
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     area_budget_mm2: float | None = None
@@ -159,6 +171,9 @@ class CoSearchConfig:
     max_levels: int = 3
     work_budget: float | None = None
     style_seeds: bool = True
+    repair_tiles: bool = True
+    vary_layers: float = 4.0
+    mutate_hw: float = 0.5
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -166,6 +181,9 @@ class CoSearchConfig:
             raise InputError(f"--objective {self.objective}: expected one of {', '.join(COSEARCH_OBJECTIVES)}")
         if self.area_budget_mm2 is not None and not self.area_budget_mm2 > 0:
             raise InputError(f"--area-budget-mm2 must be positive, got {self.area_budget_mm2}")
+        if self.vary_layers < 0 or not 0 <= self.mutate_hw <= 1:
+            raise InputError(f"vary_layers must be at least 0 and mutate_hw in 0..1, got {self.vary_layers} "
+                             f"and {self.mutate_hw}")
         if self.budget < 1 or self.population < 2:
             raise InputError("the co-search needs --budget >= 1 and --population >= 2")
 
@@ -205,16 +223,34 @@ class CoSearch:
 
     def __init__(self, base: HardwareSpec, layers: Sequence[Layer], config: CoSearchConfig,
                  executor: Executor | None = None):
-        self.base, self.layers, self.config, self.executor = base, list(layers), config, executor
+        self.base, self.config, self.executor = base, config, executor
+        # one genome per layer shape: layers of one shape (operator, sizes, strides) cost the same
+        # under the same mapping and hardware, so the best design maps them alike
+        shapes: dict[tuple[Any, ...], int] = {}
+        self.shape_of = [shapes.setdefault(layer_shape(layer), len(shapes)) for layer in layers]
+        firsts: dict[tuple[Any, ...], Layer] = {}
+        for layer in layers:
+            firsts.setdefault(layer_shape(layer), layer)
+        self.layers = list(firsts.values())
+        self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
+        # per hardware (genes' text), per layer shape: the best genomes any design of it had (cost of one
+        # layer, genome), best first, at most the parents' share of the population
+        self._layer_best: dict[str, list[list[tuple[float, Genome]]]] = {}
         self.rng = random.Random(config.seed)
         self.values = config.searched
         self._evaluators: dict[tuple[str, str], Evaluator] = {}
         self._rows: dict[str, dict[str, Any]] = {}
         self._best: tuple[float, Design, HardwareSpec] | None = None
+        self._specs: dict[str, HardwareSpec] = {}  # hardware genes' spec (base buffers' kinds)
 
     def close(self) -> None:
         for ev in self._evaluators.values():
             ev.close()
+
+    @property
+    def model_runs(self) -> int:
+        """Layer evaluations the scoring model ran (not answered from an evaluator's cache)."""
+        return sum(ev.model_runs for ev in self._evaluators.values())
 
     # -------------------------------------------------------------------------------- search
     def run(self, on_rows: RowsCallback | None = None) -> CoSearchResult:
@@ -250,7 +286,8 @@ class CoSearch:
             return CoSearchResult(frame, None, None, [], stopped, generation)
         cost, design, spec = self._best
         best = next(r for r in rows if r["key"] == design.key())
-        return CoSearchResult(frame, best, spec, [g.directives() for g in design.genomes], stopped, generation)
+        dataflows = [design.genomes[i].directives() for i in self.shape_of]
+        return CoSearchResult(frame, best, spec, dataflows, stopped, generation)
 
     def _space(self, layer: Layer, pes: int) -> SearchSpace:
         return SearchSpace.default(layer, pes, max_levels=self.config.max_levels)
@@ -262,20 +299,24 @@ class CoSearch:
         return hw.get(PES) or self.base.num_pes
 
     def _first(self) -> list[Design]:
-        """The first generation: random hardware; the first half's genomes from the named
-        styles (a different style per design, where it maps the layer as a genome), the rest random."""
+        """The first generation: random hardware; in the first half every layer's genome from a
+        named style (the design's own style where it maps that layer as a genome, else the next
+        style in :data:`~accelsim.mapping.styles.STYLES`' order that does; random where none
+        does), the rest random; every genome's tiles fitted to the design's buffers."""
         out = []
+        styles = list(STYLES)
         for i in range(self.config.population):
             hw = self._random_hw()
             pes = self._pes(hw)
             seeded = self.config.style_seeds and i < self.config.population // 2
-            style = list(STYLES)[i % len(STYLES)]
-            spec = hw.spec(self.base, *self._style_buffers()) if seeded else None
+            spec = hw.spec(self.base, *self._style_buffers())
             genomes = []
             for layer in self.layers:
                 space = self._space(layer, pes)
-                genome = self._style_genome(style, layer, spec) if spec is not None else None
-                genomes.append(genome if genome is not None else space.random_genome(self.rng, space.min_levels))
+                genome = self._style_genome(styles[i % len(styles):] + styles[:i % len(styles)], space, spec) \
+                    if seeded else None
+                genomes.append(self._fit(space, genome if genome is not None
+                                         else space.random_genome(self.rng, space.min_levels), hw))
             out.append(Design(hw, tuple(genomes)))
         return out
 
@@ -286,15 +327,37 @@ class CoSearch:
             return None, None
         return DEFAULT_RANGES[L1][1], DEFAULT_RANGES[L2][1]
 
-    def _style_genome(self, style: str, layer: Layer, spec: HardwareSpec) -> Genome | None:
-        try:
-            genome = genome_from_directives(layer, style_mapping(style, layer, spec), spec.num_pes)
-        except (InputError, MappingError):
-            return None
-        space = self._space(layer, spec.num_pes)
-        return genome if space.repair(genome) == genome else None
+    @staticmethod
+    def _style_genome(styles: Sequence[str], space: SearchSpace, spec: HardwareSpec) -> Genome | None:
+        """The first of ``styles`` whose mapping of the space's layer on ``spec`` is a genome of
+        ``space`` (None: none is)."""
+        genomes = style_genomes(space.layer, spec)
+        return next((genomes[s] for s in styles if s in genomes and space.repair(genomes[s]) == genomes[s]), None)
+
+    def _fit(self, space: SearchSpace, genome: Genome, hw: HwGenes) -> Genome:
+        """``genome`` with its tiles fitted to ``hw``'s buffers (:func:`accelsim.search.fit.fit_tiles`)
+        when tile repair is on and the buffers are genes (sized buffers always fit)."""
+        if not self.config.repair_tiles or self.config.size_buffers:
+            return genome
+        return fit_tiles(space, genome, self._spec(hw))
+
+    def _spec(self, hw: HwGenes) -> HardwareSpec:
+        key = hw.text()
+        if key not in self._specs:
+            self._specs[key] = hw.spec(self.base)
+        return self._specs[key]
 
     def _child(self, population: list[tuple[float, str, Design]]) -> Design:
+        """A child of two parents from the best quarter: DiGamma's hardware crossover and
+        Mutate-HW, then each layer's genome. On hardware scored before, the crossover is per
+        layer: the layers' costs on one hardware are independent, so each layer keeps the best
+        genome any design of that hardware had for it; GAMMA's operators vary each layer's genome
+        with probability ``vary_layers / layers`` (every layer in a network of at most
+        ``vary_layers`` layer shapes), starting from one of the best genomes the hardware had for
+        that layer (at most the parents' share of the population, as GAMMA's parents) with
+        another as the crossover mate. On new hardware the first parent's genomes are kept or
+        varied with the second's as mate. Every genome is put into the child's space and its
+        tiles fitted to the child's buffers."""
         rng, rates = self.rng, self.config.rates
         parents = population[:max(2, round(self.config.population * rates.parents))]
         a = rng.choice(parents)[2]
@@ -303,14 +366,23 @@ class CoSearch:
         if rng.random() < rates.crossover:  # each hardware gene from either parent
             other = dict(b.hw.values)
             hw = {k: other[k] if rng.random() < 0.5 else v for k, v in hw.items()}
-        if self.values and rng.random() < rates.mutate_tile:  # Mutate-HW
+        if self.values and rng.random() < self.config.mutate_hw:  # Mutate-HW
             name = rng.choice(sorted(self.values))
             hw[name] = rng.choice(self.values[name])
         genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
-        genomes = tuple(vary(self._space(layer, pes), rng, rates, ga, _constant(gb))
-                        for layer, ga, gb in zip(self.layers, a.genomes, b.genomes))
-        return Design(genes, genomes)
+        known = self._layer_best.get(genes.text(), [[] for _ in self.layers])
+        share = min(1.0, self.config.vary_layers / len(self.layers))
+        genomes = []
+        for layer, pool, ga, gb in zip(self.layers, known, a.genomes, b.genomes):
+            space = self._space(layer, pes)
+            if rng.random() < share:  # GAMMA's operators on one of the layer's best genomes here
+                first, mate = (rng.choice(pool)[1], rng.choice(pool)[1]) if pool else (ga, gb)
+                genome = vary(space, rng, rates, first, _constant(mate))
+            else:
+                genome = space.repair(pool[0][1] if pool else ga)
+            genomes.append(self._fit(space, genome, genes))
+        return Design(genes, tuple(genomes))
 
     # ------------------------------------------------------------------------------- scoring
     def _score(self, design: Design, sample: int) -> dict[str, Any]:
@@ -332,13 +404,22 @@ class CoSearch:
             return self._refuse(row, "illegal", AREA_BUDGET, f"area {area.total_mm2:.4f} mm^2 over the budget of "
                                 f"{cfg.area_budget_mm2} mm^2", start)
         cycles = energy = 0.0
-        for layer, genome in zip(self.layers, design.genomes):
-            result = self._evaluator(spec, layer).evaluate([genome]).iloc[0]
+        per_layer: list[float] = []
+        for layer, count, genome in zip(self.layers, self.counts, design.genomes):
+            result = self._evaluator(spec, layer).rows([genome])[0]
             if result["status"] != "ok":
                 return self._refuse(row, str(result["status"]), str(result["reason"]),
                                     f"layer {layer.name}: {result['message']}", start)
-            cycles += float(result["cycles"])
-            energy += float(result["energy_pj"])
+            cycles += count * float(result["cycles"])
+            energy += count * float(result["energy_pj"])
+            per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
+        keep = max(2, round(cfg.population * cfg.rates.parents))
+        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
+        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
+            if all(g != genome for _, g in pool):
+                pool.append((layer_cost, genome))
+                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
+                del pool[keep:]
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
@@ -374,6 +455,12 @@ class CoSearch:
             self._evaluators[key] = Evaluator(spec, layer, self.config.model, self.config.mode,
                                               "latency", executor=self.executor, work_budget=self.config.work_budget)
         return self._evaluators[key]
+
+
+def layer_shape(layer: Layer) -> tuple[Any, ...]:
+    """What a layer's cost depends on besides its mapping and hardware: operator, sizes and
+    strides (layers of one shape are searched once and counted as often as they occur)."""
+    return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x)
 
 
 def _constant(genome: Genome) -> Callable[[], Genome]:

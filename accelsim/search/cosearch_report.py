@@ -6,18 +6,27 @@ under one area budget:
 
 * **co-search**: :func:`accelsim.search.cosearch.cosearch` with the default hardware ranges,
   ``--budget`` designs (population ``--population``).
-* **grid + nvdla_like** (DiGamma's HW-opt): every design of the grid the co-search's genes span
-  (PE count x L1 x L2, :func:`~accelsim.search.cosearch.gene_values` of the default ranges) that
-  fits the budget, each layer mapped by the ``nvdla_like`` style (its largest tiles that fit);
-  the design of least summed latency among those where the style maps every layer.
+* **grid + style** (DiGamma's HW-opt; ``--grid-style``, default ``nvdla_like``, repeatable): every
+  design of the grid the co-search's genes span (PE count x L1 x L2, each the values of
+  :func:`~accelsim.search.cosearch.gene_values` over the default ranges: PEs 16, 32, ..., 1024;
+  L1 32 B, 64 B, ..., 4 KiB; L2 4 KiB, 8 KiB, ..., 1 MiB: 504 designs) that fits the budget, each
+  layer mapped by the style (its largest tiles that fit the design's buffers); the design of
+  least summed latency among those where the style maps every layer. The grid thus sweeps the
+  very values the co-search may choose, with the same area model and budget.
 * **GAMMA on three fixed designs of the budget's area** (DiGamma's Mapping-opt): compute-heavy,
   medium and buffer-heavy, whose MACs take at most 80 %, 50 % and 20 % of the budget
-  (:func:`fixed_design`); each layer searched by GAMMA with ``--budget`` new mappings, seeded
-  with the named styles as ``accelsim search`` does.
+  (:func:`fixed_design`); each layer searched by GAMMA with ``--gamma-budget`` (default
+  ``--budget``) new mappings, seeded with the named styles as ``accelsim search`` does.
 
 Every design is scored by the same model (analytical, realistic mode, latency) and its
-hardware is ``--hw`` with the PE count and buffer sizes replaced. The latency of a scheme is the
-sum of its layers' cycles; ``ratio`` is the co-search's latency over the scheme's.
+hardware is ``--hw`` with the PE count and buffer sizes replaced. Layers of one shape
+(:func:`~accelsim.search.cosearch.layer_shape`) are scored once and counted as often as they
+occur, in every scheme. The latency of a scheme is the sum of its layers' cycles; ``co/this``
+is the co-search's latency over the scheme's; ``scored`` counts designs (co-search, grid) or
+mappings (GAMMA) scored, ``model_runs`` the layer evaluations the model ran.
+
+The default budget, 0.2 mm^2, is DiGamma's edge budget for the area of PEs and on-chip
+buffers (Kao's thesis, Sec. 6.3.1, citing Eyeriss and MAESTRO's edge settings).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from collections.abc import Callable
 from functools import partial
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
@@ -35,11 +45,12 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.maestro.report import MAC_AREA, SRAM_AREA
 from accelsim.mapping.styles import style_mapping
 from accelsim.search.area import UM2_PER_MM2, design_area
-from accelsim.search.cosearch import DEFAULT_RANGES, L1, L2, PES, CoSearchConfig, HwGenes, cosearch, gene_values
+from accelsim.search.cosearch import (DEFAULT_RANGES, L1, L2, PES, CoSearch, CoSearchConfig, HwGenes, gene_values,
+                                      layer_shape)
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper
 from accelsim.search.run import search
-from accelsim.search.session import seed_genomes, style_seeds
+from accelsim.search.seeds import seed_genomes, style_seeds
 from accelsim.search.space import SearchSpace
 from accelsim.text_table import format_table
 from accelsim.workload.ops import Layer
@@ -51,7 +62,8 @@ MAC_SHARES = {"compute-heavy": 0.8, "medium": 0.5, "buffer-heavy": 0.2}
 @dataclass(frozen=True)
 class Scheme:
     """One scheme's best design: PEs, L1 and L2 bytes, area (mm^2), summed cycles (None: no
-    design mapped every layer), designs or candidates scored, seconds."""
+    design mapped every layer), designs or candidates scored, layer evaluations the model ran,
+    seconds."""
 
     scheme: str
     pes: int
@@ -60,7 +72,19 @@ class Scheme:
     area_mm2: float
     cycles: float | None
     scored: int
+    model_runs: int
     seconds: float
+
+
+def shapes(layers: list[Layer]) -> list[tuple[Layer, int]]:
+    """Each layer shape once (its first layer) with how many layers have it."""
+    firsts: dict[tuple[Any, ...], Layer] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    for layer in layers:
+        key = layer_shape(layer)
+        firsts.setdefault(key, layer)
+        counts[key] = counts.get(key, 0) + 1
+    return [(layer, counts[key]) for key, layer in firsts.items()]
 
 
 def _spec(base: HardwareSpec, pes: int, l1: int, l2: int) -> HardwareSpec:
@@ -82,26 +106,33 @@ def fixed_design(base: HardwareSpec, budget_mm2: float, mac_share: float) -> Har
     return _spec(base, pes, l1_words * word, (sram_words - l1_words * pes) * word)
 
 
-def _row(name: str, spec: HardwareSpec, cycles: float | None, scored: int, start: float) -> Scheme:
+def _row(name: str, spec: HardwareSpec, cycles: float | None, scored: int, runs: int, start: float) -> Scheme:
     return Scheme(name, spec.num_pes, spec.l1.size_bytes, spec.l2.size_bytes, design_area(spec).total_mm2, cycles,
-                  scored, time.perf_counter() - start)
+                  scored, runs, time.perf_counter() - start)
 
 
 def run_cosearch(base: HardwareSpec, layers: list[Layer], budget_mm2: float, budget: int, population: int,
-                 seed: int) -> Scheme:
+                 seed: int, vary_layers: float = CoSearchConfig.vary_layers,
+                 mutate_hw: float = CoSearchConfig.mutate_hw) -> Scheme:
     start = time.perf_counter()
-    config = CoSearchConfig.make((), area_budget_mm2=budget_mm2, budget=budget, population=population, seed=seed)
-    result = cosearch(base, layers, config)
+    config = CoSearchConfig.make((), area_budget_mm2=budget_mm2, budget=budget, population=population, seed=seed,
+                                 vary_layers=vary_layers, mutate_hw=mutate_hw)
+    search = CoSearch(base, layers, config)
+    try:
+        result = search.run()
+        runs = search.model_runs
+    finally:
+        search.close()
     if result.best_hw is None or result.best is None:
         raise InputError("the co-search found no legal design within the budget")
-    return _row("co-search", result.best_hw, result.best["cycles"], len(result.frame), start)
+    return _row("co-search", result.best_hw, result.best["cycles"], len(result.frame), runs, start)
 
 
 def run_grid(base: HardwareSpec, layers: list[Layer], budget_mm2: float, style: str = "nvdla_like") -> Scheme:
     """The best design of the grid (module docstring) under ``style``'s mappings."""
     start = time.perf_counter()
     best: tuple[float, HardwareSpec] | None = None
-    scored = 0
+    scored = runs = 0
     grid = itertools.product(*(gene_values(*DEFAULT_RANGES[name]) for name in (PES, L1, L2)))
     for pes, l1, l2 in grid:
         spec = _spec(base, pes, l1, l2)
@@ -109,40 +140,42 @@ def run_grid(base: HardwareSpec, layers: list[Layer], budget_mm2: float, style: 
             continue
         scored += 1
         total = 0.0
-        for layer in layers:
+        for layer, count in shapes(layers):
             try:
                 dataflow = style_mapping(style, layer, spec)
             except (InputError, MappingError):
                 break
             with Evaluator(spec, layer) as ev:
-                row = ev.evaluate([dataflow]).iloc[0]
+                row = ev.rows([dataflow])[0]
+                runs += ev.model_runs
             if row["status"] != "ok":
                 break
-            total += float(row["cycles"])
+            total += count * float(row["cycles"])
         else:
             if best is None or total < best[0]:
                 best = (total, spec)
     if best is None:
         raise InputError(f"no design of the grid within {budget_mm2} mm^2 maps every layer with {style}")
-    return _row(f"grid + {style}", best[1], best[0], scored, start)
+    return _row(f"grid + {style}", best[1], best[0], scored, runs, start)
 
 
 def run_gamma(name: str, spec: HardwareSpec, layers: list[Layer], budget: int, population: int,
               seed: int) -> Scheme:
-    """GAMMA on ``spec``, layer by layer, ``budget`` new mappings each."""
+    """GAMMA on ``spec``, layer shape by layer shape, ``budget`` new mappings each."""
     start = time.perf_counter()
     total: float | None = 0.0
-    scored = 0
-    for layer in layers:
+    scored = runs = 0
+    for layer, count in shapes(layers):
         with Evaluator(spec, layer) as ev:
             seeds = style_seeds(layer, spec)
             mapper = GammaMapper(SearchSpace.default(layer, spec.num_pes), seed, population,
                                  seeds=seed_genomes(layer, seeds, spec.num_pes))
             found = search(ev, mapper, budget, None, seeds)
+            runs += ev.model_runs
         scored += len(found.frame)
         best = found.best
-        total = None if best is None or total is None else total + float(best["cycles"])
-    return _row(f"GAMMA on {name}", spec, total, scored, start)
+        total = None if best is None or total is None else total + count * float(best["cycles"])
+    return _row(f"GAMMA on {name}", spec, total, scored, runs, start)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -151,18 +184,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--network", default="mobilenetv2")
     parser.add_argument("--layers", help="comma-separated layer names (default: every layer)")
     parser.add_argument("--area-budget-mm2", type=float, default=0.2)
-    parser.add_argument("--budget", type=int, default=300, help="co-search designs; GAMMA mappings per layer")
+    parser.add_argument("--budget", type=int, default=300, help="co-search designs")
+    parser.add_argument("--gamma-budget", type=int, help="GAMMA's new mappings per layer shape (default: --budget)")
     parser.add_argument("--population", type=int, default=50)
+    parser.add_argument("--vary-layers", type=float, default=CoSearchConfig.vary_layers,
+                        help="layers whose genome a co-search child varies, on average")
+    parser.add_argument("--mutate-hw", type=float, default=CoSearchConfig.mutate_hw,
+                        help="probability of Mutate-HW per co-search child")
+    parser.add_argument("--grid-style", action="append", help="style of the grid baseline (repeatable; "
+                        "default nvdla_like)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     base = load_hardware(args.hw)
     net = load_network(args.network)
     layers = [net.layer(name) for name in args.layers.split(",")] if args.layers else list(net.layers)
-    print(f"{net.name} ({len(layers)} layers) on {base.name}, area budget {args.area_budget_mm2} mm^2, "
-          f"analytical model, realistic mode, latency", flush=True)
-    runs: list[Callable[[], Scheme]] = [lambda: run_cosearch(base, layers, args.area_budget_mm2, args.budget, args.population, args.seed),
-            lambda: run_grid(base, layers, args.area_budget_mm2)]
-    runs += [partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers, args.budget,
+    gamma_budget = args.gamma_budget or args.budget
+    print(f"{net.name} ({len(layers)} layers, {len(shapes(layers))} shapes) on {base.name}, area budget "
+          f"{args.area_budget_mm2} mm^2, analytical model, realistic mode, latency", flush=True)
+    runs: list[Callable[[], Scheme]] = [
+        partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population, args.seed,
+                args.vary_layers, args.mutate_hw)]
+    runs += [partial(run_grid, base, layers, args.area_budget_mm2, style) for style in args.grid_style or ["nvdla_like"]]
+    runs += [partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers, gamma_budget,
                      args.population, args.seed) for name, share in MAC_SHARES.items()]
     rows = []
     for run in runs:  # each scheme's row as it finishes (a long run shows what it has)
@@ -173,9 +216,11 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         ratio = f"{ours / r.cycles:.3f}" if ours and r.cycles else "-"
         table.append((r.scheme, str(r.pes), str(r.l1_size_bytes), str(r.l2_size_bytes), f"{r.area_mm2:.4f}",
-                      f"{r.cycles:,.0f}" if r.cycles is not None else "-", ratio, str(r.scored), f"{r.seconds:.0f}"))
-    print(format_table(("scheme", "PEs", "L1_B", "L2_B", "area_mm2", "cycles", "co/this", "scored", "seconds"),
-                       table))
+                      f"{r.cycles:,.0f}" if r.cycles is not None else "-", ratio, str(r.scored), str(r.model_runs),
+                      f"{r.seconds:.0f}"))
+    print(format_table(("scheme", "PEs", "L1_B", "L2_B", "area_mm2", "cycles", "co/this", "scored", "model_runs",
+                        "seconds"), table))
+
 
 if __name__ == "__main__":
     main()

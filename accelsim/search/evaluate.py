@@ -108,6 +108,12 @@ class Evaluator:
         """One row per candidate, in order (see the module docstring). With ``limit``, stop
         before the candidate that would be the ``limit + 1``-th new schedule: the frame then
         holds fewer rows than candidates."""
+        return self._frame(self.rows(candidates, limit))
+
+    def rows(self, candidates: Iterable[Candidate], limit: int | None = None) -> list[dict[str, Any]]:
+        """:meth:`evaluate`'s rows as plain dicts (no frame built: for callers that score one
+        candidate at a time, such as the co-search, where building frames would cost as much as
+        the analytical model)."""
         encoded = [self._encode(candidate) for candidate in candidates]
         # the texts not seen before are compiled, checked, named and scored in the workers
         unseen = {enc.text: enc.dataflow for enc, failed in encoded if failed is None and enc.text not in self._checked}
@@ -138,7 +144,7 @@ class Evaluator:
                 self._results[key] = again[key]
                 self.model_runs += 1
         self._served |= fresh
-        return self._frame([self._row(enc, key, new) for enc, key, new in wanted])
+        return [self._row(enc, key, new) for enc, key, new in wanted]
 
     def preload(self, frame: pd.DataFrame) -> None:
         """Take rows of an earlier run of the same layer, model, mode (e.g. a resumed search's

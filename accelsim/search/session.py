@@ -1,6 +1,6 @@
 """``accelsim search``: search every layer of a network or mapping file and keep what it finds.
 
-For each layer the named styles' mappings are scored first (``style_seeds``; GAMMA's first
+For each layer the named styles' mappings are scored first (:mod:`accelsim.search.seeds`; GAMMA's first
 generation starts from those that are genomes), then a mapper (random, gamma, exhaustive, or a
 Nevergrad baseline: :mod:`accelsim.search.nevergrad_mappers`)
 proposes genomes of the layer's default :class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
@@ -24,17 +24,16 @@ from typing import Any
 import pandas as pd
 
 from accelsim import __version__
-from accelsim.errors import InputError, MappingError
+from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
-from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, write_cosearch
 from accelsim.search.evaluate import OBJECTIVES, Evaluator
-from accelsim.search.genome import MAX_LEVELS, Genome, genome_from_directives
+from accelsim.search.genome import MAX_LEVELS, Genome
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.cost_models import SIMULATOR, model_names
@@ -42,6 +41,7 @@ from accelsim.search.marvel import MarvelMapper
 from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.outdir import SearchDir
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
+from accelsim.search.seeds import named_style_seeds, seed_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
@@ -132,24 +132,6 @@ class SearchSettings:
         return out
 
 
-def named_style_seeds(layer: Layer, hw: HardwareSpec) -> dict[str, tuple[Directive, ...]]:
-    """The mapping of ``layer`` in each named style that can map it on ``hw``, by style (in the
-    order of :data:`~accelsim.mapping.styles.STYLES`)."""
-    seeds = {}
-    for style in STYLES:
-        try:
-            seeds[style] = tuple(style_mapping(style, layer, hw))
-        except (InputError, MappingError):
-            continue  # this style cannot map this layer on this hardware
-    return seeds
-
-
-def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
-    """The mappings of ``layer`` in each named style that can map it on ``hw``: where a search
-    starts, so that its best is never worse than the best named style under the scoring model."""
-    return list(named_style_seeds(layer, hw).values())
-
-
 def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict[str, float | None]:
     """Each named style's cost under ``ev``'s model (None: illegal or skipped), for the styles
     the search scored (a budget smaller than their number leaves the last out); nothing new is
@@ -157,17 +139,6 @@ def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict
     frame = ev.evaluate(list(named.values()), limit=0)
     return {style: float(row["cost"]) if row["status"] == "ok" else None
             for style, (_, row) in zip(named, frame.iterrows())}
-
-
-def seed_genomes(layer: Layer, dataflows: list[tuple[Directive, ...]], num_pes: int) -> tuple[Genome, ...]:
-    """The dataflows that are genomes (one SpatialMap per level, windows advancing by their size)."""
-    genomes = []
-    for dataflow in dataflows:
-        try:
-            genomes.append(genome_from_directives(layer, dataflow, num_pes))
-        except (InputError, MappingError):
-            continue
-    return tuple(genomes)
 
 
 def make_mapper(settings: SearchSettings, space: SearchSpace, hw: HardwareSpec,

@@ -1,0 +1,56 @@
+"""Where a search starts: the named styles' mappings of a layer on a design, and the genomes
+among them (a style's mapping is a genome when every level has one SpatialMap and its windows
+advance by their size). The mapping search (:mod:`accelsim.search.session`) scores them first
+and seeds GAMMA with the genomes; the co-search (:mod:`accelsim.search.cosearch`) starts its
+first generation from them; the co-search report seeds GAMMA on its fixed designs the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from accelsim.errors import InputError, MappingError
+from accelsim.hw.spec import HardwareSpec
+from accelsim.mapping.ast import Directive
+from accelsim.mapping.styles import STYLES, style_mapping
+from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.workload.ops import Layer
+
+
+def named_style_seeds(layer: Layer, hw: HardwareSpec) -> dict[str, tuple[Directive, ...]]:
+    """The mapping of ``layer`` in each named style that can map it on ``hw``, by style (in the
+    order of :data:`~accelsim.mapping.styles.STYLES`)."""
+    seeds = {}
+    for style in STYLES:
+        try:
+            seeds[style] = tuple(style_mapping(style, layer, hw))
+        except (InputError, MappingError):
+            continue  # this style cannot map this layer on this hardware
+    return seeds
+
+
+def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
+    """The mappings of ``layer`` in each named style that can map it on ``hw``: where a search
+    starts, so that its best is never worse than the best named style under the scoring model."""
+    return list(named_style_seeds(layer, hw).values())
+
+
+def genome_of(layer: Layer, dataflow: Sequence[Directive], num_pes: int) -> Genome | None:
+    """The genome ``dataflow`` is (:func:`~accelsim.search.genome.genome_from_directives`), or
+    None where it is not one or does not compile."""
+    try:
+        return genome_from_directives(layer, tuple(dataflow), num_pes)
+    except (InputError, MappingError):
+        return None
+
+
+def seed_genomes(layer: Layer, dataflows: Sequence[Sequence[Directive]], num_pes: int) -> tuple[Genome, ...]:
+    """The dataflows that are genomes, in order."""
+    genomes = (genome_of(layer, dataflow, num_pes) for dataflow in dataflows)
+    return tuple(g for g in genomes if g is not None)
+
+
+def style_genomes(layer: Layer, hw: HardwareSpec) -> dict[str, Genome]:
+    """Each named style's mapping of ``layer`` on ``hw`` that is a genome, by style."""
+    genomes = {style: genome_of(layer, dataflow, hw.num_pes) for style, dataflow in named_style_seeds(layer, hw).items()}
+    return {style: g for style, g in genomes.items() if g is not None}
