@@ -1508,7 +1508,9 @@ def _format_search(summary: dict) -> str:
                      fmt(best and best["cycles"], "{:,}"), fmt(best and best["energy_pj"] / 1e6, "{:.3f}"),
                      layer["stopped"], fmt(fidelity.get("spearman"), "{:.3f}"), fmt(fidelity.get("kendall"), "{:.3f}"),
                      fmt(fidelity.get("regret"), "{:.2%}")))
-    return "\n".join(lines + [format_table(header, rows)] + _style_lines(summary))
+    simulate = [f"{printable(layer['layer'])}: best.m has no DRAM layouts; simulate it with those it was scored "
+                f"with: {layer['simulate']}" for layer in summary["layers"] if layer.get("simulate")]
+    return "\n".join(lines + [format_table(header, rows)] + _style_lines(summary) + simulate)
 
 
 def _style_lines(summary: dict) -> list[str]:

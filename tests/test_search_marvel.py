@@ -7,11 +7,18 @@ tile, 1-byte words).
 from __future__ import annotations
 
 import json
+import shlex
 from math import prod
 
+import pandas as pd
 from click.testing import CliRunner
 
 from accelsim.cli import main
+from accelsim.cost_models import COST_MODELS, EvalJob
+from accelsim.mapping.jobs import Job, compile_job
+from accelsim.mapping.layouts import layout_specs
+from accelsim.model_options import check_mode
+from accelsim.search.evaluate import Evaluator
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.compile import compile_mapping
 from accelsim.search.legality import check_candidate
@@ -88,3 +95,52 @@ def test_search_cli_marvel_reports_its_phases(tmp_path):
     assert layer["mapper"]["mapper"] == "marvel"
     assert layer["mapper"]["offchip_tile"] == "N1 C576 Y'5 X'5 R3 S3"
     assert layer["legal"] >= 1
+
+
+def test_evaluator_scores_with_the_given_dram_layouts():
+    """A convolution's input axes are N, C, Y, X (indices 0..3); channel-last is (0, 2, 3, 1)
+    = N,Y,X,C. Scoring with input (0, 2, 1, 3) writes ``input=N,Y,C,X`` in the row and gives
+    the analytical model's result for the job with that layout; the operator's own layout is
+    left out of the text (the row reads as channel-last's). Layouts change bursts, never words."""
+    layer = MARVEL["L5_Bottleneck1_1_3"]
+    flow = MarvelMapper(layer, HW, seed=0, batch=1).ask()[0]
+    model = COST_MODELS["analytical"]
+    rows = {}
+    for name, layouts in (("marvel", {"input": (0, 2, 1, 3)}), ("own", {"input": (0, 2, 3, 1)}), ("none", None)):
+        with Evaluator(HW, layer, "analytical", "realistic", dram_layouts=layouts) as ev:
+            rows[name] = ev.evaluate([flow]).iloc[0]
+    assert rows["marvel"]["dram_layouts"] == "input=N,Y,C,X"
+    assert rows["own"]["dram_layouts"] == rows["none"]["dram_layouts"] == ""
+    assert rows["own"]["cycles"] == rows["none"]["cycles"]
+    for name, layouts in (("marvel", (("input", (0, 2, 1, 3)),)), ("none", ())):
+        job = Job(layer, tuple(flow), "t", dram_layouts=layouts)
+        direct = model.evaluate(EvalJob(compile_job(job, HW), HW, check_mode("realistic"), job))
+        assert rows[name]["cycles"] == direct.cycles
+    assert rows["marvel"]["dram_words"] == rows["none"]["dram_words"]
+
+
+def test_search_cli_marvel_scores_and_reports_its_layouts(tmp_path):
+    """Every candidate of ``--mapper marvel`` is scored with the off-chip phase's layouts (the
+    ``dram_layouts`` column); the summary's command, run as ``analyze`` (the model the search
+    scored with), reproduces the best row's cycles; gamma's rows stay channel-last (empty)."""
+    layer = MARVEL["L5_Bottleneck1_1_3"]
+    expected = " ".join(layout_specs(layer.loop_nest(), MarvelMapper(layer, HW).offchip.layouts))
+    assert expected  # MARVEL moves at least one tensor off channel-last on this layer
+    runs = {}
+    for mapper in ("marvel", "gamma"):
+        out = tmp_path / mapper
+        result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", "marvel15", "--layer",
+                                           layer.name, "--mapper", mapper, "--budget", "8", "--population", "4",
+                                           "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        runs[mapper] = (pd.read_parquet(out / "candidates.parquet"), json.loads((out / "summary.json").read_text()))
+    frame, summary = runs["marvel"]
+    assert set(frame["dram_layouts"]) == {expected}
+    best = summary["layers"][0]["best"]
+    command = shlex.split(summary["layers"][0]["simulate"])
+    assert command[:2] == ["accelsim", "simulate"] and command.count("--dram-layout") == len(expected.split())
+    analyzed = CliRunner().invoke(main, ["analyze", *command[2:], "--json", str(tmp_path / "a.json")])
+    assert analyzed.exit_code == 0, analyzed.output
+    assert json.loads((tmp_path / "a.json").read_text())[0]["cycles"] == best["cycles"]
+    frame, summary = runs["gamma"]
+    assert set(frame["dram_layouts"]) == {""} and summary["layers"][0]["simulate"] is None

@@ -93,6 +93,13 @@ def axis_names(nest: LoopNest, role: str) -> list[str]:
     return [axis[0][0].rstrip("'") for axis in nest.tensors[role]]
 
 
+def layout_specs(nest: LoopNest, layouts: dict[str, tuple[int, ...]]) -> list[str]:
+    """``layouts`` (role -> axis indices, outermost first) as ``--dram-layout`` values
+    (``ROLE=AXIS,...``), tensors in the nest's order; a tensor at its operator's layout is left out."""
+    return [f"{role}={','.join(axis_names(nest, role)[i] for i in layouts[role])}"
+            for role in nest.tensors if role in layouts and tuple(layouts[role]) != nest.layout(role)]
+
+
 def _parse(spec: str) -> tuple[str, list[str]]:
     role, sep, names = spec.partition("=")
     if not sep or not names.strip():

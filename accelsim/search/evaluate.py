@@ -5,7 +5,8 @@
         frame = ev.evaluate(candidates)   # directive lists, Dataflow texts, Genomes or loop nests
 
 Each row holds the candidate (``encoding``: ``directives``, ``genome`` or ``loopnest``; its ``candidate`` text, the ``dataflow`` it decodes to as
-MAESTRO directives, canonical ``key``), its legality
+MAESTRO directives, the ``dram_layouts`` it was scored with as ``--dram-layout`` values separated by
+spaces, empty for the operator's channel-last, canonical ``key``), its legality
 (``status``: ``ok``, ``illegal``, ``skipped`` or ``error``; ``reason``: a code such as
 ``l1_overflow``; ``message``), the model that scored it, ``cost`` under the objective (+inf when not ``ok``) and
 ``fitness`` (= -cost, -inf when not ``ok``), and the model's metrics (cycles, energy, EDP,
@@ -26,7 +27,7 @@ mapping as written, ``maestro``, is cached by the written directives instead.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from math import inf, isnan
 from typing import Any, Self
@@ -38,6 +39,7 @@ from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
+from accelsim.mapping.layouts import layout_specs
 from accelsim.mapping.loopnest_format import NestLayer
 from accelsim.model_options import check_mode
 from accelsim.search.candidates import (
@@ -55,8 +57,8 @@ from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
 OBJECTIVES = {"latency": "cycles", "energy": "energy_pj", "edp": "edp_pj_cycles"}
-STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status",
-                  "reason", "message", "cost", "fitness")
+STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "dram_layouts", "key",
+                  "status", "reason", "message", "cost", "fitness")
 COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
 _FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
 INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
@@ -68,11 +70,14 @@ class Evaluator:
     (``analytical``, ``sim``, or another registered model) in one fidelity ``mode``, costed by
     ``objective`` (``latency``, ``energy`` or ``edp``). Work runs on ``executor``, or on one made
     from ``workers`` local processes or a Dask ``scheduler`` (address or ``distributed.Client``);
-    an executor the evaluator made is closed by :meth:`close` (or leaving a ``with`` block)."""
+    an executor the evaluator made is closed by :meth:`close` (or leaving a ``with`` block).
+    ``dram_layouts`` (role -> axis indices, outermost first; None: the operator's channel-last)
+    are the layouts every candidate is scored with (``--mapper marvel``'s off-chip choice)."""
 
     def __init__(self, hw: HardwareSpec | str, layer: Layer, model: str = "analytical",
                  mode: str = "realistic", objective: str = "latency", executor: Executor | None = None,
-                 workers: int = 1, scheduler: Any = None, work_budget: float | None = None):
+                 workers: int = 1, scheduler: Any = None, work_budget: float | None = None,
+                 dram_layouts: Mapping[str, tuple[int, ...]] | None = None):
         if objective not in OBJECTIVES:
             raise InputError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
         if model not in model_names():
@@ -81,7 +86,9 @@ class Evaluator:
         self.layer = layer
         self.objective = objective
         self.work_budget = DEFAULT_WORK_BUDGETS.get(model, inf) if work_budget is None else work_budget
-        self.task = ModelTask(layer, self.hw, model, check_mode(mode), self.work_budget)
+        layouts = {role: tuple(axes) for role, axes in (dram_layouts or {}).items()}
+        self.task = ModelTask(layer, self.hw, model, check_mode(mode), self.work_budget, tuple(sorted(layouts.items())))
+        self.dram_layouts = " ".join(layout_specs(layer.loop_nest(), layouts))
         self._written = COST_MODELS[model].written_form
         self._owned = executor is None
         self.executor = executor if executor is not None else make_executor(workers, scheduler)
@@ -154,6 +161,9 @@ class Evaluator:
             if (record["model"], record["mode"]) != (self.model, self.task.mode):
                 raise ValueError(f"cannot preload {record['model']}/{record['mode']} rows into a "
                                  f"{self.model}/{self.task.mode} evaluator")
+            if (_plain(record.get("dram_layouts")) or "") != self.dram_layouts:
+                raise ValueError(f"cannot preload rows scored with DRAM layouts {record.get('dram_layouts')!r} into "
+                                 f"an evaluator with {self.dram_layouts!r}")
             if record["key"] not in self._results:
                 ok = record["status"] == "ok"
                 self._results[record["key"]] = Outcome(
@@ -209,7 +219,7 @@ class Evaluator:
         cost = values[OBJECTIVES[self.objective]] if ok else inf
         row = {"layer": self.layer.name, "model": self.model, "mode": self.task.mode,
                "objective": self.objective, "encoding": enc.kind, "candidate": enc.text,
-               "dataflow": dataflow_text(enc.dataflow), "key": key,
+               "dataflow": dataflow_text(enc.dataflow), "dram_layouts": self.dram_layouts, "key": key,
                "status": result.status, "reason": result.reason, "message": result.message,
                "cost": float(cost), "fitness": -float(cost)}
         for column in METRIC_COLUMNS:

@@ -9,7 +9,7 @@ here raises for a bad candidate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from accelsim.errors import InputError, MappingError
@@ -40,10 +40,12 @@ class Legality:
         return self.status == "ok"
 
 
-def check_candidate(layer: Layer, hw: HardwareSpec, dataflow: Sequence[Directive]) -> Legality:
-    """Compile ``dataflow`` for ``layer`` on ``hw`` and check it as the simulator would."""
+def check_candidate(layer: Layer, hw: HardwareSpec, dataflow: Sequence[Directive],
+                    dram_layouts: Mapping[str, tuple[int, ...]] | None = None) -> Legality:
+    """Compile ``dataflow`` for ``layer`` on ``hw`` (with ``dram_layouts``, role -> axis indices,
+    outermost first; None: the operator's) and check it as the simulator would."""
     try:
-        cm = compile_mapping(layer, dataflow, hw.num_pes, source=SOURCE)
+        cm = compile_mapping(layer, dataflow, hw.num_pes, source=SOURCE, dram_layouts=dram_layouts)
     except MappingError as exc:
         return Legality("illegal", exc.reason or "invalid", exc.detail, text_key(dataflow_text(dataflow)), None)
     except InputError as exc:

@@ -37,13 +37,16 @@ DEFAULT_WORK_BUDGETS = {"analytical": 200_000, "sim": 200_000}
 @dataclass(frozen=True)
 class ModelTask:
     """What scoring needs besides the candidate: the layer, the hardware, the model, the
-    fidelity mode (``realistic`` or ``maestro``) and the most work a candidate may take."""
+    fidelity mode (``realistic`` or ``maestro``), the most work a candidate may take and the
+    tensors' DRAM layouts (:attr:`accelsim.mapping.jobs.Job.dram_layouts`; empty: the operator's
+    channel-last)."""
 
     layer: Layer
     hw: HardwareSpec
     model: str
     mode: str
     work_budget: float = float("inf")
+    dram_layouts: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.model not in model_names():
@@ -115,7 +118,7 @@ class Screened:
 def _legality(task: ModelTask, dataflow: Sequence[Directive]) -> tuple[Legality, Outcome | None]:
     """The candidate's legality, and the outcome of one that is not to be scored (illegal, or
     over the work budget)."""
-    legality = check_candidate(task.layer, task.hw, dataflow)
+    legality = check_candidate(task.layer, task.hw, dataflow, dict(task.dram_layouts))
     if not legality.legal:
         return legality, Outcome(legality.status, legality.reason, legality.message)
     model = COST_MODELS[task.model]
@@ -172,7 +175,7 @@ def screen_batch(task: ModelTask, dataflows: Sequence[Sequence[Directive]]) -> l
         if verdict is None and key not in position and legality.compiled is not None:
             position[key] = len(jobs)
             jobs.append(EvalJob(legality.compiled, task.hw, check_mode(task.mode),
-                                Job(task.layer, tuple(dataflow), "candidate")))
+                                Job(task.layer, tuple(dataflow), "candidate", dram_layouts=task.dram_layouts)))
             started.append(start)
     scored = _score(task, jobs, started) if jobs else []
     out, told = [], set()

@@ -34,8 +34,8 @@ SETTINGS = "search.json"
 _PART = re.compile(r"part-(\d+)\.parquet")
 CANDIDATES = "candidates.parquet"
 STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)
-_TEXT = {"layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "key", "status", "reason",
-         "message"}
+_TEXT = {"layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "dram_layouts", "key", "status",
+         "reason", "message"}
 
 
 def _schema() -> Any:

@@ -15,6 +15,7 @@ until the search reaches the point where it was interrupted and goes on from the
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields
@@ -237,20 +238,23 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         try:
             mine = stored[stored["layer"] == layer.name]
             space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+            seeds = list(named.values())
+            mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
+            # marvel's off-chip phase chose the layouts its candidates are scored (and simulated) with
+            layouts = mapper.offchip.layouts if isinstance(mapper, MarvelMapper) else None
             with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
-                           work_budget=settings.work_budget) as ev:
+                           work_budget=settings.work_budget, dram_layouts=layouts) as ev:
                 saved = mine[mine["model"] == screen]
                 ev.preload(saved)
                 saver = _Saver(directory, set(saved["key"]), progress, True)
-                named = named_style_seeds(layer, hw) if settings.style_seeds else {}
-                seeds = list(named.values())
-                mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
                 found = search(ev, mapper, settings.budget, saver, seeds)
                 styles = _style_costs(ev, named)
             screen_seconds = time.perf_counter() - start
             reranking = None
             if settings.model == TWO_STAGE:
-                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor) as sim:
+                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor,
+                               dram_layouts=layouts) as sim:
                     saved = mine[mine["model"] == SIMULATOR]
                     sim.preload(saved)
                     reranking = rerank(found.frame, sim, settings.top_k,
@@ -261,7 +265,8 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
             frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
             summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
                                                        time.perf_counter() - start), "styles": styles,
-                                      "screen_best_cost": found.best["cost"] if found.best is not None else None})
+                                      "screen_best_cost": found.best["cost"] if found.best is not None else None,
+                                      "simulate": _simulate_command(settings, directory, layer, best)})
             if best is not None:
                 best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
                 directory.write_best(network, best_jobs)
@@ -290,7 +295,21 @@ def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any
 
 
 _BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
-                "candidate", "dataflow")
+                "candidate", "dataflow", "dram_layouts")
+
+
+def _simulate_command(settings: SearchSettings, directory: SearchDir, layer: Layer,
+                      best: dict[str, Any] | None) -> str | None:
+    """The command that simulates ``layer``'s best mapping from ``best.m`` with the DRAM layouts
+    it was scored with (``best.m``, a MAESTRO file, cannot carry them); None when the best was
+    scored with the operator's channel-last layouts (or there is none, or the hardware came from
+    Timeloop's files, which ``--mapping`` cannot take)."""
+    if best is None or not best.get("dram_layouts") or settings.hw is None:
+        return None
+    words = ["accelsim", "simulate", "--hw", settings.hw, "--mode", settings.mode, *(w for o in settings.overrides for w in ("--set", o)),
+             "--mapping", str(directory.path / "best.m"), "--layer", layer.name,
+             *(w for spec in str(best["dram_layouts"]).split() for w in ("--dram-layout", spec))]
+    return shlex.join(words)
 
 
 def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
