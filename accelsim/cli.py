@@ -1318,6 +1318,10 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="co-search: designs whose PEs, L1s and L2 (MAESTRO's 28 nm table) exceed this are illegal.")
 @click.option("--size-buffers", is_flag=True,
               help="co-search: size L1 and L2 to the mappings' need instead of searching them.")
+@click.option("--vary-layers", type=float, default=None,
+              help="co-search: layers whose genome a child varies, on average (>= 0; default 4).")
+@click.option("--mutate-hw", type=float, default=None,
+              help="co-search: probability of Mutate-HW per child (0..1; default 0.5).")
 @_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
@@ -1342,7 +1346,7 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @_max_memory_option
 @_progress_option
 def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model,
-                   co_search, hw_ranges, area_budget_mm2, size_buffers, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   co_search, hw_ranges, area_budget_mm2, size_buffers, vary_layers, mutate_hw, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
                    style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
@@ -1366,7 +1370,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
                                   style_seeds, tuple(timeloop), unique_reuse, co_search, tuple(hw_ranges),
-                                  area_budget_mm2, size_buffers)
+                                  area_budget_mm2, size_buffers, vary_layers, mutate_hw)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:

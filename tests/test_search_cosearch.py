@@ -134,6 +134,11 @@ def test_hw_yaml_and_best_m_simulate_as_found(tmp_path: Path):
     (["--objective", "latency-area"], "latency-area: with --co-search"),
     (["--co-search", "--mapper", "random"], "--co-search runs DiGamma's GA"),
     (["--co-search", "--area-budget-mm2", "-1"], "--area-budget-mm2 must be positive"),
+    (["--co-search", "--vary-layers", "-1"], "--vary-layers must be at least 0"),
+    (["--co-search", "--mutate-hw", "1.5"], "--mutate-hw must lie in 0..1"),
+    (["--co-search", "--mutate-hw", "-0.1"], "--mutate-hw must lie in 0..1"),
+    (["--mutate-hw", "0.3"], "belong to --co-search"),
+    (["--vary-layers", "2"], "belong to --co-search"),
 ])
 def test_bad_options_are_one_error_line(tmp_path, args, needle):
     network = tmp_path / "tiny.yaml"
@@ -143,6 +148,26 @@ def test_bad_options_are_one_error_line(tmp_path, args, needle):
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error:") and "Traceback" not in result.output
     assert needle in result.stderr
+
+
+def test_cli_vary_layers_and_mutate_hw_reach_the_search(tmp_path):
+    """``search --co-search --vary-layers 0.5 --mutate-hw 0`` scores the designs
+    :func:`cosearch` scores with ``CoSearchConfig(vary_layers=0.5, mutate_hw=0)``, in order, and
+    not those of the defaults (4 and 0.5): the options reach the search."""
+    network = tmp_path / "tiny.yaml"
+    network.write_text(NETWORK, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", str(network), "--co-search",
+                                       *[arg for r in SMALL for arg in ("--hw-range", r)], "--budget", "24",
+                                       "--population", "8", "--max-levels", "2", "--seed", "3",
+                                       "--vary-layers", "0.5", "--mutate-hw", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    cli = pd.read_parquet(out / "candidates.parquet")
+    direct = _search(vary_layers=0.5, mutate_hw=0).frame
+    assert list(cli["hw"]) == list(direct["hw"]) and list(cli["genomes"]) == list(direct["genomes"])
+    assert list(_search().frame["genomes"]) != list(direct["genomes"])
 
 
 def test_fixed_design_of_the_budget_by_hand():

@@ -89,6 +89,8 @@ class SearchSettings:
     hw_ranges: tuple[str, ...] = ()  # co-search: FIELD=LOW:HIGH
     area_budget_mm2: float | None = None  # co-search: designs over it are illegal (area_budget)
     size_buffers: bool = False  # co-search: L1 and L2 sized to the mappings' need
+    vary_layers: float | None = None  # co-search: layers' genomes a child varies, on average (None: CoSearchConfig's)
+    mutate_hw: float | None = None  # co-search: probability of Mutate-HW per child (None: CoSearchConfig's)
 
     def __post_init__(self) -> None:
         if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
@@ -110,8 +112,13 @@ class SearchSettings:
                    f"--work-budget must be positive, got {self.work_budget}"),
                   (not self.unique_reuse or self.mapper == "exhaustive",
                    f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}"),
-                  (self.co_search or not (self.hw_ranges or self.area_budget_mm2 is not None or self.size_buffers),
-                   "--hw-range, --area-budget-mm2 and --size-buffers belong to --co-search"),
+                  (self.co_search or not (self.hw_ranges or self.area_budget_mm2 is not None or self.size_buffers
+                                          or self.vary_layers is not None or self.mutate_hw is not None),
+                   "--hw-range, --area-budget-mm2, --size-buffers, --vary-layers and --mutate-hw belong to --co-search"),
+                  (self.vary_layers is None or self.vary_layers >= 0,
+                   f"--vary-layers must be at least 0 (layers varied per child, on average), got {self.vary_layers}"),
+                  (self.mutate_hw is None or 0 <= self.mutate_hw <= 1,
+                   f"--mutate-hw must lie in 0..1 (a probability per child), got {self.mutate_hw}"),
                   (not self.co_search or (self.mapper == "gamma" and self.model != TWO_STAGE and not self.timeloop),
                    "--co-search runs DiGamma's GA (--mapper gamma) with one scoring model, on --network or --mapping")]
         for ok, message in checks:
@@ -217,7 +224,10 @@ def _co_search(settings: SearchSettings, hw: HardwareSpec, network: str, layers:
                                  size_buffers=settings.size_buffers, objective=settings.objective,
                                  model=settings.model, mode=settings.mode, budget=settings.budget,
                                  population=settings.population, seed=settings.seed, max_levels=settings.max_levels,
-                                 work_budget=settings.work_budget, style_seeds=settings.style_seeds)
+                                 work_budget=settings.work_budget, style_seeds=settings.style_seeds,
+                                 **{name: value for name, value in (("vary_layers", settings.vary_layers),
+                                                                    ("mutate_hw", settings.mutate_hw))
+                                    if value is not None})
     result = cosearch(hw, layers, config, executor, progress)
     return write_cosearch(out, settings.to_dict(), network, layers, result)
 
