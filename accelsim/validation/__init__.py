@@ -76,46 +76,67 @@ def _parity(scalesim_dir: Path, quick: bool):
     return shown, note
 
 
+Sections = list[tuple[str, list[str]]]  # report sections as (title, lines)
+
+
+def _eyeriss(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+    rows = eyeriss_rows(directory, realistic=not quick)
+    return [("Eyeriss chip (AlexNet CONV1-5, batch 4)", eyeriss_section(rows))], eyeriss_csv_rows(rows)
+
+
+def _timeloop(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+    rows = timeloop_rows(directory, QUICK_BUDGET_PE_STEPS if quick else FULL_BUDGET_PE_STEPS, say)
+    return [("Timeloop reference set", timeloop_section(rows))], timeloop_csv_rows(rows)
+
+
+def _stonne(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+    rows = stonne_rows(directory, say)
+    return [("STONNE reference set", stonne_section(rows))], stonne_csv_rows(rows)
+
+
+def _marvel(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+    return [("MARVEL Table 3: off-chip mappings by the distinct-block model", table3_section(table3_rows(directory))),
+            ("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows()))], []
+
+
+@dataclass(frozen=True)
+class _ReferenceSet:
+    """One reference set of the report: its name (progress line and missing note), its input
+    directory, the file whose presence says the set is there, and what builds its sections and
+    CSV rows from that directory."""
+
+    name: str
+    directory: Callable[[ValidationPaths], Path]
+    marker: str
+    build: Callable[[Path, bool, Callable[[str], None]], tuple[Sections, list[dict]]]
+
+
+_REFERENCE_SETS = (
+    _ReferenceSet("Eyeriss chip", lambda p: p.eyeriss_dir, "alexnet_measured.csv", _eyeriss),
+    _ReferenceSet("Timeloop reference set", lambda p: p.timeloop_dir, "references.csv", _timeloop),
+    _ReferenceSet("STONNE reference set", lambda p: p.stonne_dir, "cases.csv", _stonne),
+    _ReferenceSet("MARVEL Table 3", lambda p: p.marvel_dir, "table3.csv", _marvel),
+)
+
+
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
     """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows, stonne.csv rows) of
     the Eyeriss chip, the Timeloop set, the STONNE set and MARVEL's Table 3 and DRAM layouts;
     ``--quick`` skips the chip's realistic run and simulates only the Timeloop triples within the
     quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine); the
     STONNE set always runs whole (about 15 s), MARVEL's sections too (about 10 s)."""
-    sections: list[tuple[str, list[str]]] = []
-    eyeriss: list[dict] = []
-    timeloop: list[dict] = []
-    stonne: list[dict] = []
-    say("Eyeriss chip")
-    if (paths.eyeriss_dir / "alexnet_measured.csv").is_file():
-        rows = eyeriss_rows(paths.eyeriss_dir, realistic=not quick)
-        sections.append(("Eyeriss chip (AlexNet CONV1-5, batch 4)", eyeriss_section(rows)))
-        eyeriss = eyeriss_csv_rows(rows)
-    else:
-        missing.append(f"Eyeriss chip: no {paths.eyeriss_dir.as_posix()}/alexnet_measured.csv (run from the repository root)")
-    say("Timeloop reference set")
-    if (paths.timeloop_dir / "references.csv").is_file():
-        trows = timeloop_rows(paths.timeloop_dir, QUICK_BUDGET_PE_STEPS if quick else FULL_BUDGET_PE_STEPS, say)
-        sections.append(("Timeloop reference set", timeloop_section(trows)))
-        timeloop = timeloop_csv_rows(trows)
-    else:
-        missing.append(f"Timeloop reference set: no {paths.timeloop_dir.as_posix()}/references.csv (run from the "
-                       "repository root)")
-    say("STONNE reference set")
-    if (paths.stonne_dir / "cases.csv").is_file():
-        srows = stonne_rows(paths.stonne_dir, say)
-        sections.append(("STONNE reference set", stonne_section(srows)))
-        stonne = stonne_csv_rows(srows)
-    else:
-        missing.append(f"STONNE reference set: no {paths.stonne_dir.as_posix()}/cases.csv (run from the repository root)")
-    say("MARVEL Table 3")
-    if (paths.marvel_dir / "table3.csv").is_file():
-        sections.append(("MARVEL Table 3: off-chip mappings by the distinct-block model",
-                         table3_section(table3_rows(paths.marvel_dir))))
-        sections.append(("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows())))
-    else:
-        missing.append(f"MARVEL Table 3: no {paths.marvel_dir.as_posix()}/table3.csv (run from the repository root)")
-    return sections, eyeriss, timeloop, stonne
+    sections: Sections = []
+    rows: dict[str, list[dict]] = {}
+    for reference in _REFERENCE_SETS:
+        say(reference.name)
+        directory = reference.directory(paths)
+        if (directory / reference.marker).is_file():
+            built, rows[reference.name] = reference.build(directory, quick, say)
+            sections += built
+        else:
+            missing.append(f"{reference.name}: no {directory.as_posix()}/{reference.marker} (run from the repository "
+                           "root)")
+    return sections, *(rows.get(name, []) for name in ("Eyeriss chip", "Timeloop reference set", "STONNE reference set"))
 
 
 def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = False,
