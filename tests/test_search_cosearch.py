@@ -106,17 +106,23 @@ def test_sized_buffers_never_overflow():
     assert result.best["cost"] == pytest.approx(result.best["cycles"] * result.best["area_mm2"])
 
 
-def test_hw_yaml_and_best_m_simulate_as_found(tmp_path: Path):
-    """The co-search's hw.yaml and best.m run in ``simulate`` as they are, giving the best
-    design's cycles per layer (scored by the simulator)."""
+def _cli_cosearch(tmp_path: Path, *args: str) -> Path:
+    """``accelsim search --co-search`` of the tiny network over the SMALL ranges with ``args``;
+    its output directory (the run must succeed)."""
     network = tmp_path / "tiny.yaml"
     network.write_text(NETWORK, encoding="utf-8")
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", str(network), "--co-search",
-                                       *[arg for r in SMALL for arg in ("--hw-range", r)],
-                                       "--area-budget-mm2", "0.02", "--model", "sim", "--budget", "16",
-                                       "--population", "8", "--max-levels", "2", "--out", str(out)])
+                                       *[arg for r in SMALL for arg in ("--hw-range", r)], *args, "--out", str(out)])
     assert result.exit_code == 0, result.output
+    return out
+
+
+def test_hw_yaml_and_best_m_simulate_as_found(tmp_path: Path):
+    """The co-search's hw.yaml and best.m run in ``simulate`` as they are, giving the best
+    design's cycles per layer (scored by the simulator)."""
+    out = _cli_cosearch(tmp_path, "--area-budget-mm2", "0.02", "--model", "sim", "--budget", "16",
+                        "--population", "8", "--max-levels", "2")
     assert {"search.json", "candidates.parquet", "hw.yaml", "best.m", "summary.json"} <= {p.name for p in out.iterdir()}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["best"]["area_mm2"] <= 0.02 and summary["area"]["total_mm2"] == summary["best"]["area_mm2"]
@@ -154,15 +160,10 @@ def test_cli_vary_layers_and_mutate_hw_reach_the_search(tmp_path):
     """``search --co-search --vary-layers 0.5 --mutate-hw 0`` scores the designs
     :func:`cosearch` scores with ``CoSearchConfig(vary_layers=0.5, mutate_hw=0)``, in order, and
     not those of the defaults (4 and 0.5): the options reach the search."""
-    network = tmp_path / "tiny.yaml"
-    network.write_text(NETWORK, encoding="utf-8")
-    out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", str(network), "--co-search",
-                                       *[arg for r in SMALL for arg in ("--hw-range", r)], "--budget", "24",
-                                       "--population", "8", "--max-levels", "2", "--seed", "3",
-                                       "--vary-layers", "0.5", "--mutate-hw", "0", "--out", str(out)])
-    assert result.exit_code == 0, result.output
     import pandas as pd
+
+    out = _cli_cosearch(tmp_path, "--budget", "24", "--population", "8", "--max-levels", "2", "--seed", "3",
+                        "--vary-layers", "0.5", "--mutate-hw", "0")
 
     cli = pd.read_parquet(out / "candidates.parquet")
     direct = _search(vary_layers=0.5, mutate_hw=0).frame
