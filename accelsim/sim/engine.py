@@ -66,7 +66,7 @@ from accelsim.tally import LayerCounts, layer_result
 from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
-from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand
+from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand, compute_cycles
 from accelsim.mapping.tiles import TileDemand
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
 from accelsim.sim.components import (
@@ -536,6 +536,7 @@ class LayerSimulation:
         env, st = self.env, self.states["compute"]
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
         fold = self.options.systolic_fold
+        on_arrival = self.rates.multiply_on_arrival
         total = self.cm.steps
         count = self.count
         while count.steps_done < total:
@@ -551,7 +552,7 @@ class LayerSimulation:
             # cycles: that part of the rest of the wait is the reduction's
             st.held_part = min(waited - dram_part, token.held)
             st.stalls = [int(dram_part), int(waited - dram_part - st.held_part), 0]  # dram, noc, reduction
-            st.cycles = ceil(d.max_pe_macs / mpc)
+            st.cycles = int(compute_cycles(d.max_pe_macs, mpc, d.ingress_cycles, on_arrival))
             if fold is not None:
                 st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
                                                                        "weight": d.weight.words})
