@@ -48,3 +48,10 @@ def test_micro_fold8_saves_seven_cycles_in_both_models():
     assert on_cycles == int(row["cycles"]) == 20
     assert analyze_layer(cm, hw, mode="realistic").cycles == on_cycles
     assert simulate_layer(cm, hw, SimOptions(mode="maestro")).cycles == simulate_layer(cm, off, SimOptions(mode="maestro")).cycles
+
+
+def test_per_pe_engine_agrees_with_multiply_on_arrival():
+    # micro_fold2_m4: 4 steps of 4 multipliers with 2 folds each; the per-PE engine's PEs end
+    # with their lock-step group and give the same cycles
+    cm, hw = case_layer(STONNE, cases(STONNE)["micro_fold2_m4"])
+    assert simulate_layer(cm, hw, SimOptions(per_pe=True)).cycles == simulate_layer(cm, hw).cycles

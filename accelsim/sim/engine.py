@@ -559,7 +559,8 @@ class LayerSimulation:
             if self.options.per_pe:
                 for pe, macs in enumerate(d.pe_macs):
                     if macs:
-                        env.process(self._pe(token.step, pe, macs, mpc, st.start, st.start + st.cycles))
+                        cycles = int(compute_cycles(macs, mpc, d.ingress_cycles, on_arrival))
+                        env.process(self._pe(token.step, pe, macs, cycles, st.start, st.start + st.cycles))
             if st.start + st.cycles > env.now:
                 st.phase = "compute"
                 yield env.timeout(st.start + st.cycles - env.now)
@@ -600,9 +601,10 @@ class LayerSimulation:
         st.phase = "done"
         self.drain_q.put(None)
 
-    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float) -> Process:
-        """One PE's computation in per-PE execution; it must end with its lock-step group."""
-        yield self.env.timeout(start + ceil(macs / mpc) - self.env.now)
+    def _pe(self, step: int, pe: int, macs: int, cycles: int, start: float, group_end: float) -> Process:
+        """One PE's computation in per-PE execution (``cycles`` after its step's operands have
+        arrived); it must end with its lock-step group."""
+        yield self.env.timeout(start + cycles - self.env.now)
         self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
         if self.env.now > group_end:
             raise AssertionError(f"step {step}: PE {pe} ends at {self.env.now} after its group ({group_end})")
