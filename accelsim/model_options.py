@@ -32,6 +32,7 @@ IDEAL_EFFECTS = (
     "dram",  # DRAM at bandwidth only: no latency, bursts or DMA setup
     "tile_barrier",  # no controller barrier between tiles (hw.controller.tile_barrier)
     "write_ports",  # no fixed write ports: a step's drains share the reduction network's width
+    "multiply_on_arrival",  # a step's MACs start when all its operands have arrived (hw.pe_array)
     "neighbour_forwarding",  # no links between neighbouring PEs (MAESTRO has none): every input word fetched
 )
 

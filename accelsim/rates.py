@@ -45,7 +45,9 @@ class Rates:
     network's neighbour links (off where ``neighbour_forwarding`` is ideal, as MAESTRO has none);
     ``l2_prefetch_words``: with ``l2.prefetch: free_space`` on a single-buffered L2, L2's
     capacity in words, within which the next tile's new words may be fetched while the current
-    tile is in use (0: off, also wherever double buffering is ideal, as in maestro mode).
+    tile is in use (0: off, also wherever double buffering is ideal, as in maestro mode);
+    ``multiply_on_arrival``: PEs multiply operands as they arrive (``hw.pe_array``; off where
+    ideal, as in maestro mode).
     """
 
     ideal: frozenset[str]
@@ -72,6 +74,7 @@ class Rates:
     tile_barrier: str
     neighbour_forwarding: bool
     l2_prefetch_words: int = 0
+    multiply_on_arrival: bool = False
 
     def reduction_latency_cycles(self, group_pes: int) -> int:
         """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
@@ -123,4 +126,5 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
         l2_prefetch_words=hw.l2.size_bytes // hw.word_size_bytes
         if hw.l2.prefetch == "free_space" and not double_l2 else 0,
+        multiply_on_arrival=pes.multiply_on_arrival and "multiply_on_arrival" not in ideal,
     )

@@ -62,10 +62,11 @@ def preset_hardware(draw) -> HardwareSpec:
     base = draw(st.sampled_from(PRESETS), label="preset")
     rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
     # the frozen engines have no controller barrier, no neighbour forwarding, reuse every
-    # operand from L1, share the reduction network's width (issue 17's stonne_* presets set
-    # otherwise) and have no L2 prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
+    # operand from L1, share the reduction network's width, start a step's MACs after all its
+    # operands (issue 17's stonne_* presets set otherwise) and have no L2 prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
     overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
                  "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared", "l2.prefetch=none",
+                 "pe_array.multiply_on_arrival=false",
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.validation import timeloop_set
 from accelsim.validation.eyeriss import eyeriss_rows, eyeriss_section
-from accelsim.validation.timeloop_set import (FULL_BUDGET_PE_STEPS, MAESTRO_TOLERANCE, REALISTIC_TOLERANCE, references, timeloop_row,
+from accelsim.validation.timeloop_set import (FULL_BUDGET_PE_STEPS, MAESTRO_TOLERANCE, REALISTIC_TOLERANCE,
+                                              ComputeSpan, references, timeloop_row,
                                               timeloop_rows, timeloop_section)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,7 +27,7 @@ FAST_PASSING = ("ex2024_03_conv1d_oc_3level", "ex2024_03_conv1d_oc_3level_bypass
                 "ex2024_05_mapper_baked", "ex2024_05_mapper_freebypass", "ex2024_05_mapper_null",
                 "ex2022_03_conv1d_oc_3level", "ex2022_03_conv1d_oc_3level_bypass")
 # Every triple that passes both today (the slow test runs them all): all dense triples simulated
-# but the tiny exercises (16-64 Timeloop cycles, where the first fill and last drain add 4-18).
+# but the tiny exercises (16-64 Timeloop cycles: first fill + last drain add 4; one-level designs 14 more, README).
 PASSING = FAST_PASSING + ("design2024_simple_output_stationary", "design2024_simple_weight_stationary",
                           "ex2024_06_mapper_eyeriss_vgg02_l5", "ex2024_tla_eyeriss_intmac", "gamma_report",
                           "ex2024_02_conv1d_oc_2level_os", "ex2024_02_conv1d_oc_2level_os_tiled",
@@ -45,6 +47,47 @@ def test_fast_timeloop_triples_pass_both_acceptance_checks():
         assert row.maestro_ok and row.realistic_ok
         # the analytical model agrees with the simulator in maestro mode
         assert row.analytical_cycles == row.maestro_cycles, triple
+
+
+def test_compute_span_keeps_the_first_compute_start_and_the_last_compute_end():
+    """Computes over cycles 2-3 and 5-9 (given out of order), a DRAM read over 0-2 and a stall
+    over 3-5: the span is 9 - 2 = 7; other components and stalls do not count; no compute: 0."""
+    span = ComputeSpan()
+    span("pe_array", "compute", 5, 9, 1, "", 1, 1)
+    span("dram", "read", 0, 2, 0, "", 2, 0)
+    span("pe_array", "compute", 2, 3, 0, "", 1, 1)
+    span("pe_array", "stall_dram", 3, 5, 1, "", 0, 0)
+    assert (span.first_start, span.last_end, span.cycles) == (2, 9, 7)
+    assert ComputeSpan().cycles == 0
+
+
+@pytest.mark.parametrize("triple", ["ex2024_01_conv1d_2level_os", "timeloop_python_two_level_mm"])
+def test_timeloop_comparable_figure_drops_our_first_fill_and_last_drain(triple):
+    """Two-level exercises on one MAC, one MAC per step: timeloop-model's cycles are the temporal
+    factors' product (conv1d: P=16 x R=3 = 48; the 4x4x4 matrix product: 64), its buffer's
+    steady state. Ours in both modes are that + 4: the first step waits for its DRAM read (1
+    cycle) and its distribution (1), the last output for the reduction network (1) and its DRAM
+    write (1). Less that fill and drain, our figure is Timeloop's exactly; the judged totals keep
+    the 4 cycles."""
+    ref = {r["triple_id"]: r for r in references(TIMELOOP)}[triple]
+    row = timeloop_row(TIMELOOP, ref, None)
+    assert row.maestro_steady_cycles == row.realistic_steady_cycles == row.timeloop_cycles
+    assert row.maestro_cycles == row.realistic_cycles == row.timeloop_cycles + 4
+    assert not row.maestro_ok  # the totals are judged, not the comparable figure
+
+
+def test_timeloop_comparable_figure_only_up_to_its_budget(monkeypatch):
+    """The three-level conv1d (1,536 MACs on one PE) is under STEADY_BUDGET_PE_STEPS: its figure is
+    measured (at most our total) and shown in the section; with the budget below its steps x PEs it
+    is simulated as before and gets none (never a figure that was not measured)."""
+    ref = {r["triple_id"]: r for r in references(TIMELOOP)}["ex2024_03_conv1d_oc_3level"]
+    row = timeloop_row(TIMELOOP, ref, None)
+    assert row.maestro_steady_cycles is not None and row.maestro_steady_cycles <= row.maestro_cycles
+    assert f"{row.maestro_steady_cycles:,}" in "\n".join(timeloop_section([row]))
+    monkeypatch.setattr(timeloop_set, "STEADY_BUDGET_PE_STEPS", 0)
+    unmeasured = timeloop_row(TIMELOOP, ref, None)
+    assert unmeasured.maestro_steady_cycles is None and unmeasured.realistic_steady_cycles is None
+    assert unmeasured.maestro_cycles == row.maestro_cycles
 
 
 @pytest.mark.slow

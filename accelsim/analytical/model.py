@@ -36,7 +36,7 @@ from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
 from accelsim.hw.dram import transfer_cycles
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping
-from accelsim.mapping.demand import DemandTable, ProfileOptions, ScheduleProfile
+from accelsim.mapping.demand import DemandTable, ProfileOptions, ScheduleProfile, compute_cycles
 from accelsim.mapping.geometry import Cases, enumerate_cases
 from accelsim.mapping.tiles import TileTable
 from accelsim.model_options import SystolicFold, check_mode
@@ -149,7 +149,8 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
     if rates.ports > 1:
         ingress = np.maximum(ingress, _ceil_div(steps.busiest_port_words, rates.port_words_per_cycle))
     egress = steps.egress_cycles(rates.egress_words_per_cycle)  # a shared width, or fixed write ports
-    compute = _ceil_div(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle) + _fold_cycles(steps, fold)
+    compute = compute_cycles(steps.max_pe_macs, hw.pe_array.macs_per_pe_per_cycle, ingress,
+                             rates.multiply_on_arrival) + _fold_cycles(steps, fold)
     egress = np.where(steps.drains, egress, 0)
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
     dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)

@@ -50,7 +50,7 @@ CAUSES: dict[str, frozenset[str]] = {
     "noc_contention": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress", "write_ports",
                                   "neighbour_forwarding"}),
     "reduction_latency": frozenset({"reduction_latency"}),
-    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier"}),
+    "pipeline_fill_drain": frozenset({"ingress_latency", "mac_pipeline", "tile_barrier", "multiply_on_arrival"}),
     "dram_latency": frozenset({"dram"}),
     "buffer_limits": frozenset({"double_buffering", "l1_reuse"}),
 }

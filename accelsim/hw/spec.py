@@ -45,13 +45,20 @@ class _Strict(BaseModel):
 
 class PEArraySpec(_Strict):
     """The processing elements. ``count`` may be given alone (rows=1, cols=count); a validated
-    spec always has all three."""
+    spec always has all three.
+
+    ``multiply_on_arrival``: a PE multiplies each operand as it arrives, during its step's
+    transfer (STONNE's multipliers take each fold's input from their FIFO as it comes), so a
+    step's MACs end at most one MAC cycle after its last operand word, or its MACs' cycles
+    after its first (:func:`accelsim.mapping.demand.compute_cycles`). ``false`` (default): a
+    step's MACs start when all its operands have arrived."""
 
     count: PositiveInt
     rows: PositiveInt
     cols: PositiveInt
     macs_per_pe_per_cycle: PositiveInt = 1
     mac_pipeline_latency_cycles: int = Field(default=1, ge=1)
+    multiply_on_arrival: bool = False
 
     @model_validator(mode="before")
     @classmethod

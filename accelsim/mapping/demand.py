@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,20 @@ class StepDemand:
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
     forwarded_words: int = 0  # input words PEs took from their neighbours (ProfileOptions.forwarding)
+
+
+def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles: Any, on_arrival: bool) -> Any:
+    """Per step, the cycles its MACs take after its last operand word has arrived (the step's
+    ``ingress_cycles`` on the distribution network). The busiest PE needs ``m =
+    ceil(max_pe_macs / macs_per_pe_per_cycle)`` cycles; by default they all follow the arrival.
+    ``on_arrival`` (``pe_array.multiply_on_arrival``): the PE multiplies each operand as it
+    arrives, the first in the transfer's first cycle, so only ``m - (ingress_cycles - 1)`` of
+    them follow it, and at least one where the step has MACs (the last operand's). Integers or
+    integer arrays alike (the simulator gives one step, the analytical model all cases)."""
+    macs = -(-max_pe_macs // macs_per_pe_per_cycle)
+    if not on_arrival:
+        return macs
+    return np.minimum(macs, np.maximum(1, macs - ingress_cycles + 1))
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from accelsim.tally import LayerCounts, layer_result
 from accelsim.results import LayerResult
 from accelsim.sim.dram import dma_cycles
 from accelsim.sim.milestones import Milestones
-from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand
+from accelsim.mapping.demand import ProfileOptions, ScheduleProfile, StepDemand, compute_cycles
 from accelsim.mapping.tiles import TileDemand
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
 from accelsim.sim.components import (
@@ -536,6 +536,7 @@ class LayerSimulation:
         env, st = self.env, self.states["compute"]
         mpc = self.hw.pe_array.macs_per_pe_per_cycle
         fold = self.options.systolic_fold
+        on_arrival = self.rates.multiply_on_arrival
         total = self.cm.steps
         count = self.count
         while count.steps_done < total:
@@ -551,14 +552,15 @@ class LayerSimulation:
             # cycles: that part of the rest of the wait is the reduction's
             st.held_part = min(waited - dram_part, token.held)
             st.stalls = [int(dram_part), int(waited - dram_part - st.held_part), 0]  # dram, noc, reduction
-            st.cycles = ceil(d.max_pe_macs / mpc)
+            st.cycles = int(compute_cycles(d.max_pe_macs, mpc, d.ingress_cycles, on_arrival))
             if fold is not None:
                 st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
                                                                        "weight": d.weight.words})
             if self.options.per_pe:
                 for pe, macs in enumerate(d.pe_macs):
                     if macs:
-                        env.process(self._pe(token.step, pe, macs, mpc, st.start, st.start + st.cycles))
+                        cycles = int(compute_cycles(macs, mpc, d.ingress_cycles, on_arrival))
+                        env.process(self._pe(token.step, pe, macs, cycles, st.start, st.start + st.cycles))
             if st.start + st.cycles > env.now:
                 st.phase = "compute"
                 yield env.timeout(st.start + st.cycles - env.now)
@@ -599,9 +601,10 @@ class LayerSimulation:
         st.phase = "done"
         self.drain_q.put(None)
 
-    def _pe(self, step: int, pe: int, macs: int, mpc: int, start: float, group_end: float) -> Process:
-        """One PE's computation in per-PE execution; it must end with its lock-step group."""
-        yield self.env.timeout(start + ceil(macs / mpc) - self.env.now)
+    def _pe(self, step: int, pe: int, macs: int, cycles: int, start: float, group_end: float) -> Process:
+        """One PE's computation in per-PE execution (``cycles`` after its step's operands have
+        arrived); it must end with its lock-step group."""
+        yield self.env.timeout(start + cycles - self.env.now)
         self._record(f"pe{pe}", "compute", start, self.env.now, step, "", macs, 1)
         if self.env.now > group_end:
             raise AssertionError(f"step {step}: PE {pe} ends at {self.env.now} after its group ({group_end})")

@@ -41,7 +41,7 @@ OVERLAP = "overlap"
 RUNGS: dict[str, frozenset[str]] = {
     "ports": frozenset({"multicast", "l2_ports", "packed_ingress", "shared_egress", "write_ports"}),
     "tile_barrier": frozenset({"tile_barrier"}),
-    "fill_drain": frozenset({"ingress_latency", "mac_pipeline", "reduction_latency"}),
+    "fill_drain": frozenset({"ingress_latency", "mac_pipeline", "reduction_latency", "multiply_on_arrival"}),
     "input_streaming": frozenset({"l1_reuse"}),
     "forwarding": frozenset({"neighbour_forwarding"}),
     "buffers_dram": frozenset({"double_buffering", "dram"}),
@@ -56,7 +56,8 @@ RUNG_MEANING = {
     "tile_barrier": "the controller's barrier: the next weight tile (MAERI) or stationary tile (TPU) only after "
                     "the previous tile's outputs are written",
     "fill_drain": "the network's and adder tree's latencies and the MAC pipeline (fill and drain of each step, "
-                  "exposed at every barrier)",
+                  "exposed at every barrier), less the MACs done as a step's operands arrive "
+                  "(`pe_array.multiply_on_arrival`)",
     "input_streaming": "inputs sent again every step (STONNE's multipliers keep only their weights; "
                        "`l1.reused_operands`)",
     "forwarding": "inputs the multipliers forward to their neighbours instead of reading them from SRAM "
