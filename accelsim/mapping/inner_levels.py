@@ -199,10 +199,9 @@ def inner_tiling(cm: CompiledMapping, hw: HardwareSpec) -> InnerTiling:
 
         if words(depth) > capacity:
             need = words(depth) * hw.word_size_bytes * buffers
-            raise MappingError(f"layer {cm.layer.name!r}: inner level {lv.name} ({lv.size_bytes} B) cannot hold "
-                               f"its tile of {', '.join(lv.keeps)} ({need} B"
-                               + (", double-buffered" if buffers == 2 else "") + ")",
-                               source=cm.source, reason="inner_overflow")
+            raise _fail(cm, f"inner level {lv.name} ({lv.size_bytes} B) cannot hold its tile of "
+                        f"{', '.join(lv.keeps)} ({need} B" + (", double-buffered" if buffers == 2 else "") + ")",
+                        "inner_overflow")
         while pins is None and depth < len(loops) and words(depth + 1) <= capacity:
             depth += 1
         held = tuple(_label(loop, loops) for loop in loops[len(loops) - depth:]) if depth else ()
