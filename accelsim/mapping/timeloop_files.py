@@ -398,10 +398,8 @@ def _register_files(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: Timelo
     if (not inside or _macs_used(lm, arch, plan) > 1 or len(set(names)) < len(names)
             or any(name in RESERVED_LEVEL_NAMES for name in names)):
         return []
-    for i in inside:
-        kept = lm.kept[i]
-        if arch.levels[i].size_bytes is None or (kept is not None and not kept & set(prob.tensors.values())):
-            return []
+    if any(arch.levels[i].size_bytes is None or not _keeps(lm, i, prob) for i in inside):
+        return []
     return inside
 
 
