@@ -67,8 +67,8 @@ class InnerLevelTiling:
     keeps: tuple[str, ...]
     held: tuple[str, ...]
     tile_words: int
-    depth: int = 0
-    whole: tuple[str, ...] = ()  # the operands whose tile is a step's whole footprint (kept across steps)
+    depth: int
+    whole: tuple[str, ...]  # the operands whose tile is a step's whole footprint (kept across steps)
 
 
 @dataclass(frozen=True)
