@@ -161,7 +161,7 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
                             rates.l1_buffers, rates.l2_buffers, rates.ingress_latency_cycles,
                             rates.drain_delay_cycles, rates.dram_latency_cycles, rates.shared_egress,
                             rates.register_stages,
-                            max(rates.l2_prefetch_words, profile.tiles.l2_required_words) if rates.l2_prefetch_words else 0),
+                            profile.tiles.prefetch_space_words(rates.l2_prefetch_words)),
                         tiles.footprint_words.tolist(), tiles.kept_words.tolist())
     case_of = {tuple(row): i for i, row in enumerate(cases.klass.tolist())}
     tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}

@@ -205,12 +205,13 @@ class Pipeline:
         """Fetch the tile: the DMA asks once the previous fetch is done and a buffer is free;
         write-backs that asked earlier go first."""
         s = self.s
-        request = max(s.fetched, s.distributed[0])
+        freed = s.distributed[0]  # the tile whose buffer this one takes has been distributed
         if self.t.l2_space_words:  # one tile ahead where the one before and the new words fit
             new = self.footprint[tile] - self.kept[tile]
-            fits = s.resident_words + new <= self.t.l2_space_words
-            request = max(s.fetched, s.distributed[0] if fits else s.distributed[1])
+            if s.resident_words + new > self.t.l2_space_words:
+                freed = s.distributed[1]
             s.resident_words = self.footprint[tile]
+        request = max(s.fetched, freed)
         if self.read_source[tile]:  # spilled partial sums: not before their write-back
             source = s.tile - self.read_source[tile]
             while s.writes and s.writes[0][2] <= source:

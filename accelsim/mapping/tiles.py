@@ -111,6 +111,12 @@ class TileSchedule:
         self._cache: dict[int, TileDemand] = {}
         self._traffic: dict[tuple[int, ...], tuple[TileDemand, int]] = {}
 
+    def prefetch_space_words(self, l2_words: int) -> int:
+        """The words a single-buffered L2 of ``l2_words`` words offers tiles under ``l2.prefetch:
+        free_space`` (0: prefetch off): an L2 too small for one tile still holds one tile, as
+        everywhere else."""
+        return max(l2_words, self.l2_required_words) if l2_words else 0
+
     def _union_words(self, k: int) -> int:
         """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
         box = self._union_box([0] * k, k)

@@ -50,10 +50,14 @@ class Processes(Plain):
         theta = min(cycle, compute.since) if compute.phase == "ready" else cycle
         return Origin(cycle, checkpoint.step, checkpoint.tile, theta)
 
+    def _state(self, callback: Any) -> ProcessState | None:
+        """The record of the process a pending event's callback resumes (None: no process of ours)."""
+        process = getattr(callback, "__self__", None)
+        return self.owner.get(process) if isinstance(process, simpy.Process) else None
+
     def label(self, callback: Any, tile: int) -> tuple:
         """Who a pending event wakes: a process by name (a transient one with its tile)."""
-        process = getattr(callback, "__self__", None)
-        state = self.owner.get(process) if isinstance(process, simpy.Process) else None
+        state = self._state(callback)
         if state is None:
             name = getattr(callback, "__qualname__", None)  # repr only where there is none: it is slow
             return ("?", name if name is not None else repr(callback))
@@ -63,8 +67,7 @@ class Processes(Plain):
 
     def offchip(self, callback: Any) -> bool:
         """Whether a pending event wakes an off-chip process (the DMA, an L2 tile's arrival)."""
-        process = getattr(callback, "__self__", None)
-        state = self.owner.get(process) if isinstance(process, simpy.Process) else None
+        state = self._state(callback)
         return state is not None and state.name in OFFCHIP
 
     def who(self, process: Any) -> tuple:

@@ -257,10 +257,9 @@ class LayerSimulation:
         self.profile = ScheduleProfile(cm, self.profile_options, l2_words)
         self.tiles = self.profile.tiles
         # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
-        # a tile's words the next one does not keep are freed once it has been distributed);
-        # an L2 too small for one tile holds one tile, as everywhere else
-        space = max(self.l2_space_words, self.profile.l2_required_words)
-        self.l2_space = simpy.Container(env, capacity=space, init=space) if self.l2_space_words else None
+        # a tile's words the next one does not keep are freed once it has been distributed)
+        space = self.tiles.prefetch_space_words(self.l2_space_words)
+        self.l2_space = simpy.Container(env, capacity=space, init=space) if space else None
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
