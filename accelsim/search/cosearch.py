@@ -226,13 +226,11 @@ class CoSearch:
         self.base, self.config, self.executor = base, config, executor
         # one genome per layer shape: layers of one shape (operator, sizes, strides) cost the same
         # under the same mapping and hardware, so the best design maps them alike
-        shapes: dict[tuple[Any, ...], int] = {}
-        self.shape_of = [shapes.setdefault(layer_shape(layer), len(shapes)) for layer in layers]
-        firsts: dict[tuple[Any, ...], Layer] = {}
-        for layer in layers:
-            firsts.setdefault(layer_shape(layer), layer)
-        self.layers = list(firsts.values())
-        self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
+        unique = shapes(layers)
+        self.layers = [layer for layer, _ in unique]
+        self.counts = [count for _, count in unique]
+        index = {layer_shape(layer): i for i, layer in enumerate(self.layers)}
+        self.shape_of = [index[layer_shape(layer)] for layer in layers]
         # per hardware (genes' text), per layer shape: the best genomes any design of it had (cost of one
         # layer, genome), best first, at most the parents' share of the population
         self._layer_best: dict[str, list[list[tuple[float, Genome]]]] = {}
@@ -461,6 +459,17 @@ def layer_shape(layer: Layer) -> tuple[Any, ...]:
     """What a layer's cost depends on besides its mapping and hardware: operator, sizes and
     strides (layers of one shape are searched once and counted as often as they occur)."""
     return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x)
+
+
+def shapes(layers: Sequence[Layer]) -> list[tuple[Layer, int]]:
+    """Each layer shape once (its first layer) with how many layers have it."""
+    firsts: dict[tuple[Any, ...], Layer] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    for layer in layers:
+        key = layer_shape(layer)
+        firsts.setdefault(key, layer)
+        counts[key] = counts.get(key, 0) + 1
+    return [(layer, counts[key]) for key, layer in firsts.items()]
 
 
 def _constant(genome: Genome) -> Callable[[], Genome]:
