@@ -357,7 +357,7 @@ class CoSearch:
         varied with the second's as mate. Every genome is put into the child's space and its
         tiles fitted to the child's buffers."""
         rng, rates = self.rng, self.config.rates
-        parents = population[:max(2, round(self.config.population * rates.parents))]
+        parents = population[:rates.parent_count(self.config.population)]
         a = rng.choice(parents)[2]
         b = rng.choice(parents)[2]
         hw = dict(a.hw.values)
@@ -411,7 +411,7 @@ class CoSearch:
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        keep = max(2, round(cfg.population * cfg.rates.parents))
+        keep = cfg.rates.parent_count(cfg.population)
         known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
         for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
             if all(g != genome for _, g in pool):
