@@ -307,12 +307,12 @@ class CoSearch:
             hw = self._random_hw()
             pes = self._pes(hw)
             seeded = self.config.style_seeds and i < self.config.population // 2
-            spec = hw.spec(self.base, *self._style_buffers())
+            spec = hw.spec(self.base, *self._style_buffers()) if seeded else None
+            turn = styles[i % len(styles):] + styles[:i % len(styles)]  # this design's style first
             genomes = []
             for layer in self.layers:
                 space = self._space(layer, pes)
-                genome = self._style_genome(styles[i % len(styles):] + styles[:i % len(styles)], space, spec) \
-                    if seeded else None
+                genome = self._style_genome(turn, space, spec) if spec is not None else None
                 genomes.append(self._fit(space, genome if genome is not None
                                          else space.random_genome(self.rng, space.min_levels), hw))
             out.append(Design(hw, tuple(genomes)))
