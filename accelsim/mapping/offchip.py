@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
@@ -148,6 +148,15 @@ def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False, large
         tile_ops(nest.dims) // ops, count)
 
 
+def l2_tile_loops(dims: Iterable[str], choice: OffchipChoice, num_pes: int) -> list[Directive]:
+    """The level-0 loops over ``choice``'s L2 tiles (``TemporalMap(T, T)`` per dimension of
+    ``dims``: those with one tile first, then ``choice.order``) and ``Cluster(num_pes)`` below them."""
+    outer = [d for d in dims if d not in choice.order] + list(choice.order)
+    loops: list[Directive] = [MapDirective("temporal", choice.tile[d], choice.tile[d], d, 0) for d in outer]
+    loops.append(ClusterDirective(num_pes, 0))
+    return loops
+
+
 def pinned_dataflow(nest: LoopNest, choice: OffchipChoice, num_pes: int) -> list[Directive]:
     """A MAESTRO dataflow whose level-0 loops are ``choice``'s L2 tiles in its inter-tile order
     (``TemporalMap(T, T)`` per dimension: those with one tile first, then ``choice.order``),
@@ -155,9 +164,7 @@ def pinned_dataflow(nest: LoopNest, choice: OffchipChoice, num_pes: int) -> list
     dimension with the largest tile. accelsim's L2 then holds one tile, or several consecutive
     ones when they fit together (its capacity rule, :class:`~accelsim.mapping.tiles.TileSchedule`).
     The on-chip part is a placeholder for counting DRAM traffic; ``--mapper marvel`` searches it."""
-    outer = [d for d in nest.dims if d not in choice.order] + list(choice.order)
-    dataflow: list[Directive] = [MapDirective("temporal", choice.tile[d], choice.tile[d], d, 0) for d in outer]
-    dataflow.append(ClusterDirective(num_pes, 0))
+    dataflow = l2_tile_loops(nest.dims, choice, num_pes)
     widest = max(nest.dims, key=lambda d: choice.tile[d])
     dataflow += [MapDirective("spatial" if d == widest else "temporal", 1, 1, d, 0) for d in nest.dims]
     return dataflow

@@ -226,13 +226,11 @@ class CoSearch:
         self.base, self.config, self.executor = base, config, executor
         # one genome per layer shape: layers of one shape (operator, sizes, strides) cost the same
         # under the same mapping and hardware, so the best design maps them alike
-        shapes: dict[tuple[Any, ...], int] = {}
-        self.shape_of = [shapes.setdefault(layer_shape(layer), len(shapes)) for layer in layers]
-        firsts: dict[tuple[Any, ...], Layer] = {}
-        for layer in layers:
-            firsts.setdefault(layer_shape(layer), layer)
-        self.layers = list(firsts.values())
-        self.counts = [self.shape_of.count(i) for i in range(len(self.layers))]
+        unique = shapes(layers)
+        self.layers = [layer for layer, _ in unique]
+        self.counts = [count for _, count in unique]
+        index = {layer_shape(layer): i for i, layer in enumerate(self.layers)}
+        self.shape_of = [index[layer_shape(layer)] for layer in layers]
         # per hardware (genes' text), per layer shape: the best genomes any design of it had (cost of one
         # layer, genome), best first, at most the parents' share of the population
         self._layer_best: dict[str, list[list[tuple[float, Genome]]]] = {}
@@ -309,12 +307,12 @@ class CoSearch:
             hw = self._random_hw()
             pes = self._pes(hw)
             seeded = self.config.style_seeds and i < self.config.population // 2
-            spec = hw.spec(self.base, *self._style_buffers())
+            spec = hw.spec(self.base, *self._style_buffers()) if seeded else None
+            turn = styles[i % len(styles):] + styles[:i % len(styles)]  # this design's style first
             genomes = []
             for layer in self.layers:
                 space = self._space(layer, pes)
-                genome = self._style_genome(styles[i % len(styles):] + styles[:i % len(styles)], space, spec) \
-                    if seeded else None
+                genome = self._style_genome(turn, space, spec) if spec is not None else None
                 genomes.append(self._fit(space, genome if genome is not None
                                          else space.random_genome(self.rng, space.min_levels), hw))
             out.append(Design(hw, tuple(genomes)))
@@ -359,7 +357,7 @@ class CoSearch:
         varied with the second's as mate. Every genome is put into the child's space and its
         tiles fitted to the child's buffers."""
         rng, rates = self.rng, self.config.rates
-        parents = population[:max(2, round(self.config.population * rates.parents))]
+        parents = population[:rates.parent_count(self.config.population)]
         a = rng.choice(parents)[2]
         b = rng.choice(parents)[2]
         hw = dict(a.hw.values)
@@ -413,7 +411,7 @@ class CoSearch:
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        keep = max(2, round(cfg.population * cfg.rates.parents))
+        keep = cfg.rates.parent_count(cfg.population)
         known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
         for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
             if all(g != genome for _, g in pool):
@@ -461,6 +459,17 @@ def layer_shape(layer: Layer) -> tuple[Any, ...]:
     """What a layer's cost depends on besides its mapping and hardware: operator, sizes and
     strides (layers of one shape are searched once and counted as often as they occur)."""
     return (layer.op, tuple(sorted(layer.sizes.items())), layer.stride_y, layer.stride_x)
+
+
+def shapes(layers: Sequence[Layer]) -> list[tuple[Layer, int]]:
+    """Each layer shape once (its first layer) with how many layers have it."""
+    firsts: dict[tuple[Any, ...], Layer] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    for layer in layers:
+        key = layer_shape(layer)
+        firsts.setdefault(key, layer)
+        counts[key] = counts.get(key, 0) + 1
+    return [(layer, counts[key]) for key, layer in firsts.items()]
 
 
 def _constant(genome: Genome) -> Callable[[], Genome]:

@@ -37,7 +37,6 @@ from collections.abc import Callable
 from functools import partial
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
@@ -46,7 +45,7 @@ from accelsim.maestro.report import MAC_AREA, SRAM_AREA
 from accelsim.mapping.styles import style_mapping
 from accelsim.search.area import UM2_PER_MM2, design_area
 from accelsim.search.cosearch import (DEFAULT_RANGES, L1, L2, PES, CoSearch, CoSearchConfig, HwGenes, gene_values,
-                                      layer_shape)
+                                      shapes)
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper
 from accelsim.search.run import search
@@ -74,17 +73,6 @@ class Scheme:
     scored: int
     model_runs: int
     seconds: float
-
-
-def shapes(layers: list[Layer]) -> list[tuple[Layer, int]]:
-    """Each layer shape once (its first layer) with how many layers have it."""
-    firsts: dict[tuple[Any, ...], Layer] = {}
-    counts: dict[tuple[Any, ...], int] = {}
-    for layer in layers:
-        key = layer_shape(layer)
-        firsts.setdefault(key, layer)
-        counts[key] = counts.get(key, 0) + 1
-    return [(layer, counts[key]) for key, layer in firsts.items()]
 
 
 def _spec(base: HardwareSpec, pes: int, l1: int, l2: int) -> HardwareSpec:

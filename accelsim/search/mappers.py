@@ -94,6 +94,11 @@ class GammaRates:
     aging: float = 0.5
     parents: float = 0.25
 
+    def parent_count(self, population: int) -> int:
+        """How many of a ``population``'s best parent the next generation: its ``parents``
+        share, at least two."""
+        return max(2, round(population * self.parents))
+
 
 @dataclass
 class _Member:
@@ -138,7 +143,7 @@ class GammaMapper:
                 "generations": self.generation, "rates": asdict(self.rates)}
 
     def _child(self) -> Genome:
-        parents = self.population[:max(2, round(self.size * self.rates.parents))]
+        parents = self.population[:self.rates.parent_count(self.size)]
         first = self.rng.choice(parents).genome
         return vary(self.space, self.rng, self.rates, first, lambda: self.rng.choice(parents).genome)
 

@@ -43,7 +43,7 @@ import pandas as pd
 
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
-from accelsim.mapping.offchip import OffchipChoice, divisors, optimize_offchip
+from accelsim.mapping.offchip import OffchipChoice, divisors, l2_tile_loops, optimize_offchip
 from accelsim.search.candidates import Candidate
 from accelsim.search.legality import check_candidate
 from accelsim.workload.ops import Layer
@@ -118,9 +118,7 @@ def marvel_dataflow(layer: Layer, offchip: OffchipChoice, onchip: OnChip, num_pe
     off-chip order), ``Cluster(num_pes)``, then the parallel dimension's ``SpatialMap`` and the
     per-PE tiles, looping ones in the on-chip order."""
     dims = layer.loop_nest().dims
-    outer = [d for d in dims if d not in offchip.order] + list(offchip.order)
-    flow: list[Directive] = [MapDirective("temporal", offchip.tile[d], offchip.tile[d], d, 0) for d in outer]
-    flow.append(ClusterDirective(num_pes, 0))
+    flow = l2_tile_loops(dims, offchip, num_pes)
     first = onchip.spatial[0]
     inner = [first, *onchip.order]
     inner += [d for d in dims if d not in inner]
