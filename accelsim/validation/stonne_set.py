@@ -157,9 +157,6 @@ def stonne_section(rows: list[StonneRow]) -> list[str]:
         "",
         *(f"- `{name}`: {RUNG_MEANING[name]}" for name in LADDER),
         "",
-        "Neighbour forwarding (STONNE's multipliers pass inputs along a sliding window at stride 1) is not modelled "
-        "yet: what it saves stays in `maestro_mode`.",
-        "",
         f"- realistic mode within 5% of STONNE: **{ok} of {len(rows)}**; geometric mean ratio "
         f"{_geomean([r.ratio for r in rows]):.3f} (maestro mode "
         f"{_geomean([r.maestro_cycles / r.stonne_cycles for r in rows]):.3f})",
