@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     kept = {row["mapper"]: row for row in out.done} if out is not None else {}
     table = []
     for name in args.mapper or MAPPERS:
+        row: dict[str, object]
         if name in kept:
             row = {k: kept[name][k] for k in COLUMNS[3:]}
         else:

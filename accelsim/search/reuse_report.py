@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         command = "python -m accelsim.search.reuse_report " + shlex.join(sys.argv[1:] if argv is None else argv)
         out = MeasurementFile(args.out, COLUMNS, Provenance(command, 0, {"candidates": "all"}), "pruning results file")
     kept = {row["layer"]: row for row in out.done} if out is not None else {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for layer in layers:  # each layer's row as it finishes (a long run keeps what it has)
         if layer.name in kept:
             rows.append({k: kept[layer.name][k] for k in COLUMNS[3:]})
