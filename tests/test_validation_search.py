@@ -150,3 +150,28 @@ def test_reuse_section_names_the_layers_not_measured(tmp_path):
     assert "- loss 0 (pruning kept an optimal order) on **1 of 2** layers; largest loss 0.25" in lines
     assert "- **not measured:** conv2_2, conv3_2, conv4_2, conv5_1 (the same command resumes the run)" in lines
     assert "| conv5_2 | 3,914 | 562 | 1,566 / 144 | 846 | 100 | 125 | 0.25 | 60 |" in lines
+
+
+@pytest.mark.parametrize("mapper", ["gamma", "ng-de"])
+def test_baselines_report_agrees_with_accelsim_search(tmp_path, mapper):
+    """Differential: the report's search of a mapper and ``accelsim search`` with the same budget,
+    seed, levels and no style seeds score the same schedules: the same count, legal count and
+    best cycles."""
+    import json
+
+    from click.testing import CliRunner
+
+    from accelsim.cli import main
+    from accelsim.hw.loader import load_hardware
+    from accelsim.workload.tables import load_network
+
+    pytest.importorskip("nevergrad")
+    layer = load_network("marvel15").layer("L8_CONV2_2_2")
+    ours = baselines_report.run_mapper(mapper, load_hardware("eyeriss_like"), layer, 20, 0, 2, 50)
+    result = CliRunner().invoke(main, ["search", "--hw", "eyeriss_like", "--network", "marvel15", "--layer",
+                                       "L8_CONV2_2_2", "--mapper", mapper, "--budget", "20", "--max-levels", "2",
+                                       "--no-style-seeds", "--no-progress", "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())["layers"][0]
+    assert (ours.scored, ours.legal) == (summary["scored"], summary["legal"])
+    assert ours.best_cycles == (summary["best"]["cycles"] if summary["best"] else None)
