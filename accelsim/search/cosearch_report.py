@@ -27,6 +27,10 @@ mappings (GAMMA) scored, ``model_runs`` the layer evaluations the model ran.
 
 The default budget, 0.2 mm^2, is DiGamma's edge budget for the area of PEs and on-chip
 buffers (Kao's thesis, Sec. 6.3.1, citing Eyeriss and MAESTRO's edge settings).
+
+``--out FILE`` appends each scheme's row to a results CSV as it finishes (:data:`COLUMNS` after
+the provenance of :mod:`accelsim.measurements`); the same command run again keeps those rows and
+runs only the schemes the file lacks. ``accelsim validate`` reads ``validation/cosearch/results.csv``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ same evaluator (the pruned genomes are a subset of the full ones), so the pruned
 the best over the kept genomes' rows; ``loss`` is ``best kept / best full - 1`` (0: pruning kept
 an optimal order). Utilization is not pruned (``min_utilization`` 0), so the small layers keep
 candidates.
+
+``--out FILE`` appends each layer's row to a results CSV as it finishes (:data:`COLUMNS` after
+the provenance of :mod:`accelsim.measurements`); the same command run again keeps those rows and
+measures only the layers the file lacks. ``accelsim validate`` reads ``validation/reuse/results.csv``.
 """
 
 from __future__ import annotations
