@@ -13,8 +13,8 @@ from accelsim.errors import InputError
 from accelsim.measurements import PROVENANCE_COLUMNS, MeasurementFile, Provenance, read_measurements
 from accelsim.search import baselines_report, cosearch_report, reuse_report
 from accelsim.validation import search_sets
-from accelsim.validation.search_sets import (COSEARCH_COLUMNS, baselines_section, cosearch_section, cosearch_verdicts,
-                                             reuse_section)
+from accelsim.validation.search_sets import (COSEARCH_COLUMNS, baselines_section, cosearch_section, cosearch_sections,
+                                             cosearch_verdicts, reuse_section)
 
 
 def test_reports_write_the_columns_validate_reads():
@@ -68,22 +68,29 @@ def test_cosearch_section_renders_a_fixture_file(tmp_path):
     path = tmp_path / "results.csv"
     _file(path, [_scheme("co-search", "2000", "0.17"), _scheme("grid + nvdla_like", "5000")],
           {"designs": 500, "gamma_mappings_per_shape": 75})
-    lines = cosearch_section(path, tmp_path)
+    lines = cosearch_sections(tmp_path, tmp_path)
     text = "\n".join(lines)
+    assert lines[0] == "### `results.csv`"
     assert "    cmd" in lines and "commit abc" in text
     assert "**A reduced configuration:** 500 co-search designs and 75 GAMMA mappings" in text
     assert "**Partial:** the run has not written GAMMA on compute-heavy, GAMMA on medium, GAMMA on buffer-heavy" in text
     assert "- co-search <= 0.5x grid + nvdla_like: **met** (0.400x)" in lines
     assert "- co-search <= GAMMA on medium: **not measured** (no GAMMA on medium row)" in lines
     assert "| grid + nvdla_like | 512 | 256 | 131,072 | 0.2000 | 5,000 | 0.400 | 10 | 9 | 2 |" in lines
-    assert "![co-search against its baselines](cosearch.png)" in lines
-    assert (tmp_path / "cosearch.png").stat().st_size > 0
+    assert "![co-search against its baselines, results.csv](cosearch_results.png)" in lines
+    assert (tmp_path / "cosearch_results.png").stat().st_size > 0
 
 
-def test_full_budgets_are_not_called_reduced(tmp_path):
-    path = tmp_path / "results.csv"
-    _file(path, [_scheme("co-search", "2000")], {"designs": 2000, "gamma_mappings_per_shape": 300})
-    assert "reduced" not in "\n".join(cosearch_section(path, tmp_path))
+def test_each_results_file_is_a_subsection_and_full_budgets_are_not_called_reduced(tmp_path):
+    """Two files in the directory: a subsection each, by file name (full.csv before results.csv);
+    the full budgets (2,000 designs, 300 mappings per shape) are not called reduced, half of them are."""
+    _file(tmp_path / "results.csv", [_scheme("co-search", "2000")], {"designs": 1000, "gamma_mappings_per_shape": 150})
+    _file(tmp_path / "full.csv", [_scheme("co-search", "2000")], {"designs": 2000, "gamma_mappings_per_shape": 300})
+    lines = cosearch_sections(tmp_path, tmp_path)
+    heads = [i for i, line in enumerate(lines) if line.startswith("### ")]
+    assert [lines[i] for i in heads] == ["### `full.csv`", "### `results.csv`"]
+    assert "reduced" not in "\n".join(lines[:heads[1]]) and "reduced" in "\n".join(lines[heads[1]:])
+    assert (tmp_path / "cosearch_full.png").is_file() and (tmp_path / "cosearch_results.png").is_file()
 
 
 def test_measurement_file_resumes_and_refuses_another_command(tmp_path):
@@ -107,7 +114,7 @@ def test_a_file_without_a_column_is_one_error(tmp_path):
     with path.open("w", newline="") as f:
         csv.writer(f).writerows([[*PROVENANCE_COLUMNS, "scheme"], ["c", "0", "", "x", "d", "co-search"]])
     with pytest.raises(InputError, match=r"r.csv:1: .*the header lacks the column\(s\) network, hw"):
-        cosearch_section(path, tmp_path)
+        cosearch_section(path, tmp_path / "p.png")
 
 
 def test_cosearch_report_resumes_from_its_file(tmp_path, capsys):

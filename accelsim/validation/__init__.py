@@ -23,8 +23,8 @@ from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maest
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
 from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
-from accelsim.validation.search_sets import (RESULTS_FILE, SEARCH_PLOTS, baselines_section, cosearch_section,
-                                             reuse_section)
+from accelsim.validation.search_sets import (BASELINES_PLOT, COSEARCH_PLOTS, RESULTS_FILE, baselines_section,
+                                             cosearch_sections, reuse_section)
 from accelsim.validation.scenarios import (
     QUICK_BUDGET_PE_STEPS,
     QUICK_PAPER_CHECK_BUDGET_PE_STEPS,
@@ -37,7 +37,7 @@ from accelsim.validation.stonne_set import stonne_csv_rows, stonne_rows, stonne_
 from accelsim.validation.timeloop_set import FULL_BUDGET_PE_STEPS, timeloop_csv_rows, timeloop_rows, timeloop_section
 
 REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", "stonne.csv",
-                *PLOTS, *SEARCH_PLOTS)
+                *PLOTS, BASELINES_PLOT)
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def _marvel(directory: Path, quick: bool, say: Callable[[str], None], out: Path)
 
 
 def _cosearch(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
-    return [("DiGamma's co-search against its baselines", cosearch_section(directory / RESULTS_FILE, out))], []
+    return [("DiGamma's co-search against its baselines", cosearch_sections(directory, out))], []
 
 
 def _baselines(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
@@ -178,8 +178,8 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     if existing and not force:
         raise InputError(f"{out.as_posix()}: {', '.join(existing)} already exist; pass --force to overwrite them")
     say = progress or (lambda message: None)
-    for name in SEARCH_PLOTS:  # written again only where the search comparisons' results files are
-        (out / name).unlink(missing_ok=True)
+    for stale in [out / BASELINES_PLOT, *out.glob(COSEARCH_PLOTS)]:  # written again only from results files
+        stale.unlink(missing_ok=True)
     budget = QUICK_BUDGET_PE_STEPS if quick else None
     plan = RunPlan(budget, analytical_model())
     missing = []
@@ -241,7 +241,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_report(rows, inputs, out / "REPORT.md")
     for what in missing:  # also in the report; said here so that a run outside the repository is not silent
         warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)
-    return [out / name for name in REPORT_FILES if (out / name).exists()]
+    return [out / name for name in REPORT_FILES if (out / name).exists()] + sorted(out.glob(COSEARCH_PLOTS))
 
 
 def summary_line(out_dir: Path) -> str:

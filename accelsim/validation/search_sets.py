@@ -1,8 +1,8 @@
 """The search comparisons of issue 20 in ``accelsim validate``, read from precomputed results
 files (:mod:`accelsim.measurements`; the runs take minutes to hours, so validate never runs them):
 
-* ``validation/cosearch/results.csv`` (``python -m accelsim.search.cosearch_report ... --out``):
-  the co-search against grid-over-hardware with a fixed style and GAMMA on three fixed designs of
+* ``validation/cosearch/*.csv`` (``python -m accelsim.search.cosearch_report ... --out``; one
+  file per configuration run, ``results.csv`` the one that must be there): the co-search against grid-over-hardware with a fixed style and GAMMA on three fixed designs of
   the budget's area, with the acceptance verdict computed from the file's numbers
   (:func:`cosearch_verdicts`) and a bar plot;
 * ``validation/baselines/results.csv`` (``python -m accelsim.search.baselines_report ... --out``):
@@ -31,9 +31,8 @@ from accelsim.validation.report import markdown_table
 from accelsim.workload.tables import load_network
 
 RESULTS_FILE = "results.csv"
-COSEARCH_PLOT = "cosearch.png"
+COSEARCH_PLOTS = "cosearch_*.png"  # one per results file: cosearch_<file stem>.png
 BASELINES_PLOT = "baselines.png"
-SEARCH_PLOTS = (COSEARCH_PLOT, BASELINES_PLOT)
 
 # the columns each file must have after the provenance (the reports' COLUMNS; repeated here because
 # validation/ does not import search/, its peer; tests/test_validation_search.py checks they agree)
@@ -127,9 +126,19 @@ def _num(cell: str, digits: int = 0) -> str:
     return "—" if cell == "" else f"{float(cell):,.{digits}f}"
 
 
-def cosearch_section(path: Path, out_dir: Path) -> list[str]:
-    """Markdown lines of the co-search comparison from ``path``, and its plot written into
-    ``out_dir`` (:data:`COSEARCH_PLOT`)."""
+def cosearch_sections(directory: Path, out_dir: Path) -> list[str]:
+    """Markdown lines of every co-search results file in ``directory`` (``*.csv``, by name; each
+    one run of the report, e.g. a full and a reduced configuration), a subsection each, and their
+    plots written into ``out_dir`` (``cosearch_<file stem>.png``)."""
+    lines: list[str] = []
+    for path in sorted(directory.glob("*.csv")):
+        lines += [f"### `{path.name}`", "", *cosearch_section(path, out_dir / f"cosearch_{path.stem}.png"), ""]
+    return lines[:-1]
+
+
+def cosearch_section(path: Path, plot: Path) -> list[str]:
+    """Markdown lines of the co-search comparison from ``path``, and its plot written to ``plot``
+    (linked by file name: the report lies beside it)."""
     rows = read_measurements(path, COSEARCH_COLUMNS, "co-search results file")
     if not rows:
         return [f"**Missing:** `{path.as_posix()}` has no rows yet."]
@@ -161,8 +170,8 @@ def cosearch_section(path: Path, out_dir: Path) -> list[str]:
                                    "model runs", "seconds"), table)]
     cycles_bars([r["scheme"] for r in rows], [None if _cycles(r) == math.inf else _cycles(r) for r in rows],
                 f"{first['network']} on {first['hw']}, {first['area_budget_mm2']} mm^2 (dashed: the co-search)",
-                out_dir / COSEARCH_PLOT, reference=co)
-    lines += ["", f"![co-search against its baselines]({COSEARCH_PLOT})"]
+                plot, reference=co)
+    lines += ["", f"![co-search against its baselines, {path.name}]({plot.name})"]
     return lines
 
 
