@@ -161,21 +161,22 @@ class _State:
                 self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile]
 
     def load(self, values: list[int]) -> None:
-        it = iter(values)
-        self.channel_free = next(it)
-        self.distributed = [next(it) for _ in self.distributed]
+        """Set the state from a :meth:`vector` of the same shape."""
+        self.channel_free = values[0]
+        i = 1 + len(self.distributed)
+        self.distributed = values[1:i]
         for w in self.writes:
-            w[0] = next(it)
-        self.written = next(it)
-        self.fetched = next(it)
-        self.arrived = next(it)
-        self.noc_free, self.compute_free = next(it), next(it)
-        self.computed = [next(it) for _ in self.computed]
-        self.drain_free = next(it)
-        self.land_free = next(it)
-        self.drained = [next(it) for _ in self.drained]
-        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy,
-         self.step, self.tile) = (next(it) for _ in range(6))
+            w[0] = values[i]
+            i += 1
+        self.written, self.fetched, self.arrived, self.noc_free, self.compute_free = values[i:i + 5]
+        i += 5
+        self.computed = values[i:i + len(self.computed)]
+        i += len(self.computed)
+        self.drain_free, self.land_free = values[i:i + 2]
+        i += 2
+        self.drained = values[i:i + len(self.drained)]
+        i += len(self.drained)
+        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile) = values[i:i + 6]
 
 
 class Pipeline:
