@@ -372,39 +372,45 @@ class Pipeline:
         last_class = [len(c) - 1 for c in classes]
         Parts = list[tuple[Callable[[], None], int]]
 
-        def nested(level: int, prefix: tuple, inner: Callable[[int, tuple], Parts]) -> Parts:
-            """The parts of loop ``level``'s classes in order, each running ``inner``'s parts;
-            a class run once is spliced into its parent's sequence (same steps, same order)."""
-            out: Parts = []
+        def nested(level: int, prefix: tuple, inner: Callable[[int, tuple, Parts], None], out: Parts) -> None:
+            """Append the parts of loop ``level``'s classes to ``out`` in order, each running
+            ``inner``'s parts; a class run once is spliced into the sequence (same steps, same
+            order)."""
             for i, c in enumerate(classes[level]):
-                parts = inner(level + 1, prefix + (i,))
                 if c.count == 1:
-                    out.extend(parts)
+                    inner(level + 1, prefix + (i,), out)
                 else:
+                    parts: Parts = []
+                    inner(level + 1, prefix + (i,), parts)
                     out.append((self._sequence(parts), c.count))
-            return out
 
-        def block(level: int, prefix: tuple) -> Parts:
-            if level == len(classes):
-                inner = prefix[tile_loops:]
-                first = all(k == 0 for k in inner)
-                last = list(inner) == last_class[tile_loops:]
-                return [(partial(self._step, self._case(case_of[prefix]), first, last), 1)]
-            return nested(level, prefix, block)
+        def block(level: int, prefix: tuple, out: Parts) -> None:
+            if level < len(classes):
+                nested(level, prefix, block, out)
+                return
+            inner = prefix[tile_loops:]
+            first = all(k == 0 for k in inner)
+            last = list(inner) == last_class[tile_loops:]
+            out.append((partial(self._step, self._case(case_of[prefix]), first, last), 1))
 
-        def tiles(level: int, prefix: tuple) -> Parts:
+        def tiles(level: int, prefix: tuple, out: Parts) -> None:
             if level < tile_loops:
-                return nested(level, prefix, tiles)
-            tile, steps = tile_of[prefix], self._sequence(block(level, prefix))
+                nested(level, prefix, tiles, out)
+                return
+            parts: Parts = []
+            block(level, prefix, parts)
+            tile, steps = tile_of[prefix], self._sequence(parts)
 
             def whole_tile() -> None:
                 self._tile_writes = self.write_cycles[tile] > 0
                 self._begin_tile(tile)
                 steps()
                 self._end_tile(tile)
-            return [(whole_tile, 1)]
+            out.append((whole_tile, 1))
 
-        self._sequence(tiles(0, ()))()
+        nest: Parts = []
+        tiles(0, (), nest)
+        self._sequence(nest)()
         s = self.s
         end = max(s.compute_free, s.land_free)
         for ready, cycles, number in s.writes:
