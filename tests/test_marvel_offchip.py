@@ -13,11 +13,13 @@ from fractions import Fraction
 from itertools import product
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.distinct_blocks import (
+    MARVEL_READING,
     Reading,
     block_words,
     distinct_blocks,
@@ -28,6 +30,7 @@ from accelsim.mapping.distinct_blocks import (
     tensor_blocks,
 )
 from accelsim.mapping.offchip import divisors, layout_with_innermost, optimize_offchip
+from accelsim.validation.marvel_readings import study, study_lines, variants
 from accelsim.validation.marvel_table3 import marvel_layer, table3_rows, table3_section
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import load_network
@@ -248,3 +251,22 @@ def test_table3_ours_never_costs_more():
     text = "\n".join(table3_section(rows))
     assert f"**{len(rows)} of {len(rows)}** layers" in text
     assert f"**12 of {len(rows)}**" in text
+
+
+def test_reading_variants_hardware_by_hand():
+    """The study's hardware variants: 2-byte words make a 64-byte block 32 words and the 110,592-byte
+    L2, double-buffered, 27,648 words a tile; single-buffered, 110,592 words."""
+    by_name = {v.name: v for v in variants(HW)}
+    assert list(by_name)[0] == "chosen" and by_name["chosen"].reading == MARVEL_READING
+    two = HW.model_copy(update=by_name["2-byte words"].hw_update)
+    assert (block_words(two), l2_capacity_words(two)) == (32, 27_648)
+    assert l2_capacity_words(HW.model_copy(update=by_name["single buffer"].hw_update)) == 110_592
+
+
+@pytest.mark.slow
+def test_readings_study_is_current():
+    """``validation/marvel/READINGS.md`` is what ``python -m accelsim.validation.marvel_readings``
+    prints today, and no alternative reading makes more layers equal than the chosen one."""
+    results = study(Path("validation/marvel"))
+    assert "\n".join(study_lines(results)) + "\n" == Path("validation/marvel/READINGS.md").read_text(encoding="utf-8")
+    assert results[0].equal == max(r.equal for r in results) == 12
