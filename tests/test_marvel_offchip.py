@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.distinct_blocks import (
     MARVEL_READING,
+    PHYSICAL_READING,
     Reading,
     block_words,
     distinct_blocks,
@@ -39,7 +40,6 @@ HW = load_hardware("eyeriss_like")
 MARVEL = {layer.name: layer for layer in load_network("marvel15").layers}
 # axes: weight (k, c, r, s); input (n, c, y, x); output (n, k, y', x')
 W_K, W_C, I_C, O_K, I_X, I_Y, O_X = 0, 1, 1, 1, 3, 2, 3
-PREVIOUS = Reading(output_weight=1, input_reference="strided", whole_filter=False, slope="relaxed")
 
 
 def test_block_and_capacity_of_eyeriss_like():
@@ -125,7 +125,7 @@ def test_slopes_order_l9_by_hand():
     K's slope (-10.546875/ops) is more negative than C's (-1.546875/ops): K innermost, the order
     C K (outermost first), as Table 3 prints it.
 
-    The previous reading (output once, ceiling relaxed to E/64), numerator 650:
+    The physical reading (output once, ceiling relaxed to E/64), numerator 650:
       d/d T_K = 9*64/64 (W) + 25/64 (O) = 9.390625;  minus 650/64 = 10.15625
       d/d T_C = 9*64/64 (W) + 49/64 (I) = 9.765625;  minus 10.15625  -> also C K."""
     nest = MARVEL["L9_CONV5_3_2"].loop_nest()
@@ -135,7 +135,7 @@ def test_slopes_order_l9_by_hand():
     assert abs(slopes["K"] * 921_600 + 10.546875) < 1e-9
     assert abs(slopes["C"] * 921_600 - (9 - 10.546875)) < 1e-9
     assert optimize_offchip(nest, HW).order == ("C", "K")
-    relaxed = dmc_slopes(nest, tile, innermost, 64, PREVIOUS)
+    relaxed = dmc_slopes(nest, tile, innermost, 64, PHYSICAL_READING)
     assert abs(relaxed["K"] * 921_600 - (9.390625 - 10.15625)) < 1e-9
     assert abs(relaxed["C"] * 921_600 - (9.765625 - 10.15625)) < 1e-9
 

@@ -83,6 +83,12 @@ class Reading:
 
 
 MARVEL_READING = Reading()
+# The tensors as accelsim moves them: the strided window, each tensor's blocks once, the filter
+# window tiled like any loop, the ceiling's slope relaxed (the reading before the Table 3 study).
+# ``--mapper marvel`` scores its off-chip phase with it: with MARVEL_READING its best mappings
+# were slower on marvel15's L6 (689,479 cycles against 402,685) and L15 (9,179,312 against
+# 8,410,444), faster on L7 and L12 (README, *MARVEL's mapper against GAMMA*).
+PHYSICAL_READING = Reading(output_weight=1, input_reference="strided", whole_filter=False, slope="relaxed")
 
 
 def block_words(hw: HardwareSpec) -> int:

@@ -105,7 +105,7 @@ class OffchipChoice:
 
 def axis_preference(axis: int, count: int) -> int:
     """Tie rank of a tensor's axis ``axis`` of ``count`` as its innermost one (lower first): the
-    first axis, then the last, then the others in order (module docstring, tie rule 2)."""
+    first axis, then the last, then the others in order (module docstring, tie rule 1)."""
     return 0 if axis == 0 else 1 if axis == count - 1 else axis + 1
 
 

@@ -6,8 +6,9 @@ a depthwise 1x1 convolution, MARVEL's Table 1 hardware ``eyeriss_like``) and, on
 alternative the text admits: the output's blocks once; the input window strided or with the
 printed ``T_P + T_S``; the filter window free to tile; the ceiling's slope relaxed; the residual
 add as accelsim's add of two tensors or as a K=1 convolution; L2 single-buffered; 2-byte words
-(32-word blocks, half the L2 words); the largest tile first among equal costs; and the previous
-default reading (strided window, output once, filter free, relaxed slope, accelsim's add).
+(32-word blocks, half the L2 words); the largest tile first among equal costs; and the physical
+reading, the previous default (``PHYSICAL_READING``: strided window, output once, filter free,
+relaxed slope; accelsim's add).
 
 ``python -m accelsim.validation.marvel_readings`` prints the markdown of
 ``validation/marvel/READINGS.md`` (about a minute).
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
-from accelsim.mapping.distinct_blocks import MARVEL_READING, Reading
+from accelsim.mapping.distinct_blocks import MARVEL_READING, PHYSICAL_READING, Reading
 from accelsim.validation.marvel_table3 import HW, Table3Row, table3_rows
 
 
@@ -53,8 +54,8 @@ def variants(hw: HardwareSpec) -> list[Variant]:
                 hw_update={"l2": hw.l2.model_copy(update={"double_buffered": False})}),
         Variant("2-byte words", "32-word blocks, 27,648 words a tile", hw_update={"word_size_bytes": 2}),
         Variant("largest tie", "equal DMCs: the largest tile first", large_ties=True),
-        Variant("previous default", "DB_O once, strided input, filter free, relaxed slope, residual as add",
-                Reading(output_weight=1, input_reference="strided", whole_filter=False, slope="relaxed"), "add"),
+        Variant("physical (previous default)", "DB_O once, strided input, filter free, relaxed slope, residual as "
+                "add (PHYSICAL_READING, --mapper marvel's)", PHYSICAL_READING, "add"),
     ]
 
 
