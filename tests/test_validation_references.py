@@ -112,6 +112,55 @@ def test_one_level_triple_is_bound_by_its_dram_transfers_not_by_bandwidth():
     assert simulator_model(cm, wide.hw, "realistic").cycles == row.realistic_cycles
 
 
+# The one-level exercise's buffer and mapping under a DRAM level that holds the layer and runs no
+# loop (not a kept triple: written for the test below).
+BUFFER_UNDER_DRAM_ARCH = """architecture:
+  version: 0.2
+  subtree:
+  - name: System
+    local:
+    - name: MainMemory
+      class: DRAM
+      attributes: {width: 8, datawidth: 8}
+    subtree:
+    - name: PE
+      local:
+      - name: Buffer
+        class: regfile
+        attributes: {depth: 64, width: 8, block-size: 1, word-bits: 8}
+      - name: MACC
+        class: intmac
+        attributes: {datawidth: 8}
+"""
+BUFFER_UNDER_DRAM_MAP = """mapping:
+  - {target: MainMemory, type: temporal, factors: R=1 P=1, permutation: RP}
+  - {target: Buffer, type: temporal, factors: R=3 P=16, permutation: RP}
+"""
+
+
+def test_one_level_buffer_under_a_dram_is_timeloops_steady_state():
+    """The one-level conv1d's miss is the role its only buffer takes (our DRAM), not the mapping:
+    the same buffer and loops under a DRAM level that runs no loop become our L2 under our DRAM,
+    and our comparable figure is R x P = 3 x 16 = 48 in both modes, which is also what
+    timeloop-model v3.0.3 reports for these files (compute-bound: no level declares a bandwidth,
+    one MAC, 48 MACs); our totals are 48 + 4 (first fill and last drain, as on the two-level
+    exercises)."""
+    from accelsim.mapping.jobs import prepare
+    from accelsim.mapping.timeloop_files import timeloop_job
+    from accelsim.validation.runner import simulator_model
+    from accelsim.validation.timeloop_set import steady_cycles
+
+    ref = {r["triple_id"]: r for r in references(TIMELOOP)}["ex2022_00_conv1d_1level"]
+    problem = TIMELOOP / "triples" / ref["triple_id"] / "conv1d.prob.yaml"
+    job = timeloop_job([(BUFFER_UNDER_DRAM_ARCH, "arch.yaml"), (problem.read_text(), str(problem)),
+                        (BUFFER_UNDER_DRAM_MAP, "map.yaml")])
+    assert job.roles == {"MainMemory": "DRAM", "Buffer": "L2"}
+    cm = prepare(job.jobs[0], job.hw, allow_overflow=True)
+    for mode in ("maestro", "realistic"):
+        assert steady_cycles(cm, job.hw, mode) == 3 * 16, mode
+        assert simulator_model(cm, job.hw, mode).cycles == 3 * 16 + 4, mode
+
+
 def test_timeloop_comparable_figure_only_up_to_its_budget(monkeypatch):
     """The three-level conv1d (1,536 MACs on one PE) is under STEADY_BUDGET_PE_STEPS: its figure is
     measured (at most our total) and shown in the section; with the budget below its steps x PEs it
