@@ -9,6 +9,8 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from accelsim.hw.loader import load_hardware
 from accelsim.mapping.compile import compile_mapping
@@ -105,6 +107,24 @@ def test_two_register_files_on_two_pes_add_up(tmp_path, detail):
         rows = events[events["component"] == level]
         sums = {k: int(v) for k, v in rows.groupby(["tensor", "kind"])["words"].sum().items()}
         assert sums == {(t, k): v for t, per in totals[level].items() for k, v in per.items() if v}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.integers(1, 40), c=st.integers(1, 12), r=st.integers(1, 3), y=st.integers(3, 12), stride=st.integers(1, 2),
+       style=st.sampled_from(["eyeriss_like", "nvdla_like", "shidiannao_like", "tpu_like"]))
+def test_steps_add_up_on_random_layers(tmp_path_factory, k, c, r, y, stride, style):
+    """Random small convolutions on interstellar_rf2 (ragged tiles and strides included): the
+    trace's per-step register-file rows, summed, equal the closed form's totals."""
+    hw = load_hardware("interstellar_rf2")
+    layer = Layer.build("c", OpType.CONV2D, {"K": k, "C": c, "R": r, "S": r, "Y": y, "X": y}, stride, stride)
+    cm = compile_mapping(layer, style_mapping(style, layer, hw), hw.num_pes)
+    out = tmp_path_factory.mktemp("t")
+    result = trace_layer(cm, hw, SimOptions(), out, TraceConfig(("csv",), "step"))
+    events = _events(out)
+    sums = events[events["component"] == "RF16"].groupby(["tensor", "kind"])["words"].sum()
+    totals = {(t, "read"): a.read for t, a in result.inner_accesses["RF16"].items()} | \
+        {(t, "write"): a.write for t, a in result.inner_accesses["RF16"].items()}
+    assert {key: v for key, v in totals.items() if v} == {key: int(v) for key, v in sums.items()}
 
 
 def test_components_filter_keeps_them_with_the_array(tmp_path):
