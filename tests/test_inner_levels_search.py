@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
+from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.search import COLUMNS, Evaluator
 from accelsim.search.evaluate import columns
@@ -86,3 +88,18 @@ def test_search_on_interstellar_rf2_stores_register_file_traffic(tmp_path):
     summary = run_search(settings, out, InProcess(), resume=True)
     assert summary["layers"][0]["best"] == best
     assert len(pd.read_parquet(out / "candidates.parquet")) == len(frame)
+
+
+def test_resuming_parts_without_the_columns_is_refused(tmp_path):
+    """A part saved without the register files' columns (a search of interstellar_rf2 by an
+    accelsim before they existed) is one InputError naming the part and the columns, not rows
+    whose register-file counts read as missing."""
+    out = tmp_path / "s"
+    settings = SearchSettings(hw="interstellar_rf2", network="alexnet", layer="conv3", mapper="random", budget=2,
+                              style_seeds=False)
+    run_search(settings, out, InProcess())
+    part = next((out / "candidates.parquet").glob("part-*.parquet"))
+    table = pq.read_table(part)
+    pq.write_table(table.drop([c for c in table.column_names if "RF16" in c]), part)
+    with pytest.raises(InputError, match=f"{part.name}: saved without the column\\(s\\) input_RF16_read"):
+        run_search(settings, out, InProcess(), resume=True)

@@ -128,11 +128,16 @@ class SearchDir:
         tables = []
         for part in parts:
             try:
+                missing = [c for c in self.columns if c not in pq.read_schema(part).names]
                 tables.append(pq.read_table(part, schema=_schema(self.columns)))
             except (OSError, ValueError, pa.ArrowException) as exc:
                 raise InputError(f"{part}: not a whole part of a search's candidates ({type(exc).__name__}: "
                                  f"{str(exc)[:200]}); a crash or a full disk can leave one: remove it and --resume "
                                  "again (its candidates are scored again)") from None
+            if missing:
+                raise InputError(f"{part}: saved without the column(s) {', '.join(missing[:4])}"
+                                 + (", ..." if len(missing) > 4 else "") + " that rows on this hardware carry "
+                                 "(an older accelsim's search); run the search again in a new directory")
         return pa.concat_tables(tables).to_pandas()
 
     def append(self, frame: pd.DataFrame) -> None:
