@@ -189,3 +189,29 @@ def test_what_is_not_modelled_is_refused():
     cm = compile_mapping(FC, FC_MAPPING, hw.num_pes)
     with pytest.raises(InputError, match="functional execution .* does not follow bypassed words"):
         simulate_functional(cm, hw)
+
+
+def test_eyeriss_chip_filters_bypass_the_global_buffer():
+    """eyeriss_chip keeps inputs and outputs in its global buffer (JSSC Table III allocates no
+    filter space there): on CONV5 a pass's tile holds its ifmap and psums (5,400 + 43,264 =
+    48,664 words) and the next pass brings 5,400 new ifmap words (it keeps the psums), so 48,664
+    + 5,400 = 54,064 fit the 55,296 words (with filters kept, 52,120 + 8,856 did not): the DMA
+    fetches them while the pass computes and the layer is faster (README, Validation); the
+    filters are read from DRAM as often as with them kept, never from L2; both models agree."""
+    from accelsim.mapping.jobs import jobs_from_network, prepare
+
+    hw = load_hardware("eyeriss_chip")
+    assert hw.l2.bypassed == {"weight"}
+    _, jobs = jobs_from_network("eyeriss_alexnet", None, hw)
+    cm = prepare(next(j for j in jobs if j.layer.name == "CONV5"), hw)
+    sim = LayerSimulation(cm, hw)
+    r = sim.run()
+    tile = sim.tiles.traffic(1)
+    assert (tile.footprint_words, tile.footprint_words - tile.kept_words) == (48_664, 5_400)
+    assert 48_664 + 5_400 <= hw.l2.size_bytes // hw.word_size_bytes
+    kept = simulate_layer(cm, load_hardware("eyeriss_chip", ["l2.keeps=[input,weight,output]"]))
+    assert r.cycles < kept.cycles
+    assert r.accesses["weight"].dram_read == kept.accesses["weight"].dram_read
+    assert r.accesses["weight"].l2_read == r.accesses["weight"].l2_write == 0
+    model = analyze_layer(cm, hw, "realistic")
+    assert (model.cycles, model.accesses) == (r.cycles, r.accesses)
