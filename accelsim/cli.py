@@ -1028,6 +1028,10 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
               "compare or lint instead")
     check_outputs({"--out": output}, force)
     loaded = job.load()
+    pinned = next((j for j in loaded.jobs if j.inner_pins is not None), None)
+    if pinned is not None and form != "loopnest":
+        _fail(f"{pinned.source}: layer {pinned.layer.name!r} pins loops to register files inside the PE, which "
+              f"--format {form} cannot write; use --format loopnest")
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
     elif form == "timeloop":
@@ -1039,8 +1043,8 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         text = write_timeloop(compile_mapping(one.layer, one.dataflow, loaded.hw.num_pes, source=one.source),
                               loaded.hw)
     else:
-        nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
-                 for j in loaded.jobs]
+        nests = [dataclasses.replace(loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source)),
+                         inner_pins=j.inner_pins) for j in loaded.jobs]
         text = write_loopnest(loaded.name, nests)
     if output and not is_stdout(output):
         write_atomic(output, text)
