@@ -16,6 +16,8 @@ from accelsim.maestro.model import hardware_of
 from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
 from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
+from accelsim.trace.events import TraceConfig
+from accelsim.trace.run import trace_layer
 from accelsim.workload.ops import Layer
 
 
@@ -179,8 +181,9 @@ def test_keeps_in_both_forms_and_defaults_unchanged(tmp_path):
     assert load_hardware("eyeriss_like", ["l2.keeps=[input,weight,output]"]) == load_hardware("eyeriss_like")
 
 
-def test_what_is_not_modelled_is_refused():
-    """Outputs bypassing L2, the MAESTRO model, functional execution: one InputError each."""
+def test_what_is_not_modelled_is_refused(tmp_path):
+    """Outputs bypassing L2, the MAESTRO model, functional execution, traces: one InputError
+    each (before any trace file is written)."""
     with pytest.raises(InputError, match="output must be kept"):
         load_hardware("eyeriss_like", ["l2.keeps=[input,weight]"])
     hw = _hw(14, "input,output")
@@ -189,6 +192,10 @@ def test_what_is_not_modelled_is_refused():
     cm = compile_mapping(FC, FC_MAPPING, hw.num_pes)
     with pytest.raises(InputError, match="functional execution .* does not follow bypassed words"):
         simulate_functional(cm, hw)
+    out = tmp_path / "trace"
+    with pytest.raises(InputError, match="tracing .* does not follow bypassed words"):
+        trace_layer(cm, hw, SimOptions(), out, TraceConfig())
+    assert not out.exists()
 
 
 def test_eyeriss_chip_filters_bypass_the_global_buffer():
