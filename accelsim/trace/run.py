@@ -24,6 +24,7 @@ from accelsim.results import LayerResult, NetworkResult
 from accelsim.trace.dram_requests import DramRequestWriter, base_addresses
 from accelsim.trace.events import BUFFERS, TraceConfig, TraceRecorder, TraceWriter
 from accelsim.trace.perfetto import PerfettoWriter
+from accelsim.trace.register_files import RegisterFileSteps
 from accelsim.trace.table import TableWriter, has_pyarrow
 
 PERFETTO_FILE = "trace.json"
@@ -32,6 +33,8 @@ META_FILE = "meta.json"
 # the result figures meta.json repeats (those a trace accounts for)
 RESULT_FIELDS = ("cycles", "macs", "pe_utilization", "compute_busy_cycles", "stall_cycles", "accesses",
                  "noc_words", "egress_words", "steps")
+# and on a design with register files inside the PE, their totals (every level's accesses) and loops
+INNER_RESULT_FIELDS = ("level_accesses", "inner_loops")
 
 
 class ParquetFallbackWarning(UserWarning):
@@ -50,6 +53,7 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     is written first with ``status: "incomplete"`` and rewritten with ``"complete"`` and the
     result at the end, so a layer whose run was stopped says so; ``provenance`` (what ran)
     goes into it."""
+    hw.refuse_bypass("tracing (--trace)")
     out_dir.mkdir(parents=True, exist_ok=True)
     options = replace(options, fast_forward=False, per_pe=options.per_pe or config.detail == "pe")
     sim = LayerSimulation(cm, hw, options, progress=progress)
@@ -59,7 +63,9 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
         meta["provenance"] = provenance
     _write_meta(out_dir, meta)
     writers, raw, files = _open_writers(sim, config, out_dir, meta)
-    recorder = TraceRecorder(config, writers, raw, lambda: sim.env.now)
+    register_files = RegisterFileSteps(cm, hw, lambda step: sim.profile.demand(step)).accesses \
+        if hw.inner_levels else None
+    recorder = TraceRecorder(config, writers, raw, lambda: sim.env.now, register_files)
     sim.sink = recorder
     try:
         result = sim.run()
@@ -68,7 +74,8 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     meta["cycles"] = result.cycles
     meta["buffers"] = {name: sim.buffer_capacities[name] for name in BUFFERS}
     meta["files"] = files
-    meta["result"] = {k: v for k, v in result.to_dict().items() if k in RESULT_FIELDS}
+    meta["result"] = {k: v for k, v in result.to_dict().items()
+                      if k in RESULT_FIELDS or hw.inner_levels and k in INNER_RESULT_FIELDS}
     meta["status"] = "complete"
     _write_meta(out_dir, meta)
     return result
@@ -104,7 +111,8 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
     if "perfetto" in config.formats:
         title = f"{meta['layer']} on {meta['hw']} ({meta['mode']})"
         other = {k: meta[k] for k in ("layer", "hw", "mode", "time_unit", "clock_mhz")}
-        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other, meta["clock_mhz"]))
+        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other, meta["clock_mhz"],
+                                      tuple(lv.name for lv in sim.hw.inner_levels)))
         files.append(PERFETTO_FILE)
     tables = [f for f in ("parquet", "csv") if f in config.formats]
     for fmt in tables:
@@ -128,6 +136,7 @@ def trace_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: Sim
                check: Callable[[CompiledMapping], None] | None = None,
                provenance: dict[str, Any] | None = None) -> NetworkResult:
     """:func:`accelsim.sim.network.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
+    hw.refuse_bypass("tracing (--trace)")
     return run_jobs(network, jobs, hw, options, allow_overflow, observer,
                     lambda index, cm, progress: trace_layer(
                         cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name), config, progress,
