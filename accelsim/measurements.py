@@ -41,7 +41,7 @@ def git_commit(directory: Path | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Provenance:
+class RunProvenance:
     """What a measurement ran: the command line, its seed, its budgets (name -> value) and the
     commit it ran from (taken when the run starts, so that editing files during a long run does
     not change what its rows say)."""
@@ -85,7 +85,7 @@ class MeasurementFile:
     earlier run of that very command wrote (:attr:`done`); rows of another command in it are an
     InputError (the file would mix two measurements)."""
 
-    def __init__(self, path: Path, columns: Sequence[str], provenance: Provenance, what: str):
+    def __init__(self, path: Path, columns: Sequence[str], provenance: RunProvenance, what: str):
         self.path = path
         self.columns = (*PROVENANCE_COLUMNS, *columns)
         self.provenance = provenance

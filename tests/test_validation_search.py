@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from accelsim.errors import InputError
-from accelsim.measurements import PROVENANCE_COLUMNS, MeasurementFile, Provenance, read_measurements
+from accelsim.measurements import PROVENANCE_COLUMNS, MeasurementFile, RunProvenance, read_measurements
 from accelsim.search import baselines_report, cosearch_report, reuse_report
 from accelsim.validation import search_sets
 from accelsim.validation.search_sets import (COSEARCH_COLUMNS, baselines_section, cosearch_section, cosearch_sections,
@@ -32,7 +32,7 @@ def _scheme(name: str, cycles: str, area: str = "0.2") -> dict[str, str]:
 
 
 def _file(path: Path, rows: list[dict[str, str]], budgets: dict[str, object], command: str = "cmd") -> None:
-    out = MeasurementFile(path, COSEARCH_COLUMNS, Provenance(command, 0, budgets, commit="abc"), "test file")
+    out = MeasurementFile(path, COSEARCH_COLUMNS, RunProvenance(command, 0, budgets, commit="abc"), "test file")
     for row in rows:
         out.append(row)
 
@@ -98,7 +98,7 @@ def test_measurement_file_resumes_and_refuses_another_command(tmp_path):
     refused; the provenance columns lead every row."""
     path = tmp_path / "r.csv"
     _file(path, [_scheme("co-search", "1")], {"designs": 1})
-    again = MeasurementFile(path, COSEARCH_COLUMNS, Provenance("cmd", 0, {"designs": 1}, commit="abc"), "test file")
+    again = MeasurementFile(path, COSEARCH_COLUMNS, RunProvenance("cmd", 0, {"designs": 1}, commit="abc"), "test file")
     assert [r["scheme"] for r in again.done] == ["co-search"]
     again.append(_scheme("grid + nvdla_like", "2"))
     rows = read_measurements(path, COSEARCH_COLUMNS, "test file")
@@ -106,7 +106,7 @@ def test_measurement_file_resumes_and_refuses_another_command(tmp_path):
     assert list(rows[0])[:len(PROVENANCE_COLUMNS)] == list(PROVENANCE_COLUMNS)
     assert rows[1]["budgets"] == "designs=1" and rows[1]["git_commit"] == "abc"
     with pytest.raises(InputError, match="holds rows of another command"):
-        MeasurementFile(path, COSEARCH_COLUMNS, Provenance("other", 0, {}, commit="abc"), "test file")
+        MeasurementFile(path, COSEARCH_COLUMNS, RunProvenance("other", 0, {}, commit="abc"), "test file")
 
 
 def test_a_file_without_a_column_is_one_error(tmp_path):
@@ -148,7 +148,7 @@ def test_reuse_section_names_the_layers_not_measured(tmp_path):
     """Two dmazerunner6 layers measured, loss 0 and 0.25: 1 of 2 at loss 0, the largest 0.25, the
     other four layers named as not measured."""
     path = tmp_path / "results.csv"
-    out = MeasurementFile(path, search_sets.REUSE_COLUMNS, Provenance("cmd", 0, {}, commit="abc"), "test file")
+    out = MeasurementFile(path, search_sets.REUSE_COLUMNS, RunProvenance("cmd", 0, {}, commit="abc"), "test file")
     base = {"network": "dmazerunner6", "hw": "dmazerunner_16x16", "parallel": "K", "orders_enumerated": 3914,
             "orders_kept": 562, "proposed_full": 1566, "proposed_kept": 144, "scored_ok": 846, "seconds": 60.0}
     out.append({**base, "layer": "conv1", "best_full": 100.0, "best_kept": 100.0, "loss": 0.0})

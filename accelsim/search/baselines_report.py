@@ -23,7 +23,7 @@ from pathlib import Path
 from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
-from accelsim.measurements import MeasurementFile, Provenance
+from accelsim.measurements import MeasurementFile, RunProvenance
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS
 from accelsim.search.run import search
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is not None:
         command = "python -m accelsim.search.baselines_report " + shlex.join(sys.argv[1:] if argv is None else argv)
         budgets = {"schedules_per_mapper": args.budget, "max_levels": args.max_levels, "population": args.population}
-        out = MeasurementFile(args.out, COLUMNS, Provenance(command, args.seed, budgets), "baselines results file")
+        out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, args.seed, budgets), "baselines results file")
     kept = {row["mapper"]: row for row in out.done} if out is not None else {}
     table = []
     for name in args.mapper or MAPPERS:

@@ -49,7 +49,7 @@ from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.maestro.report import MAC_AREA, SRAM_AREA
-from accelsim.measurements import MeasurementFile, Provenance
+from accelsim.measurements import MeasurementFile, RunProvenance
 from accelsim.mapping.styles import style_mapping
 from accelsim.search.area import UM2_PER_MM2, design_area
 from accelsim.search.cosearch import (DEFAULT_RANGES, L1, L2, PES, CoSearch, CoSearchConfig, HwGenes, gene_values,
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     out = None
     if args.out is not None:
         command = "python -m accelsim.search.cosearch_report " + shlex.join(sys.argv[1:] if argv is None else argv)
-        out = MeasurementFile(args.out, COLUMNS, Provenance(command, args.seed, budgets), "co-search results file")
+        out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, args.seed, budgets), "co-search results file")
     runs: list[tuple[str, Callable[[], Scheme]]] = [
         ("co-search", partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population,
                               args.seed, args.vary_layers, args.mutate_hw))]

@@ -29,7 +29,7 @@ from typing import Any
 from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
-from accelsim.measurements import MeasurementFile, Provenance
+from accelsim.measurements import MeasurementFile, RunProvenance
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import ExhaustiveMapper
 from accelsim.search.run import search
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     out = None
     if args.out is not None:
         command = "python -m accelsim.search.reuse_report " + shlex.join(sys.argv[1:] if argv is None else argv)
-        out = MeasurementFile(args.out, COLUMNS, Provenance(command, 0, {"candidates": "all"}), "pruning results file")
+        out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, 0, {"candidates": "all"}), "pruning results file")
     kept = {row["layer"]: row for row in out.done} if out is not None else {}
     rows: list[dict[str, Any]] = []
     for layer in layers:  # each layer's row as it finishes (a long run keeps what it has)
