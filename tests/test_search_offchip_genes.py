@@ -23,7 +23,10 @@ from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import ClusterDirective, MapDirective
 from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.distinct_blocks import l2_capacity_words
+from accelsim.mapping.loopnest_format import loopnest_dataflow, loopnest_of, parse_loopnest, write_loopnest
 from accelsim.mapping.tiles import TileSchedule
+from accelsim.search.candidates import canonical_key
+from accelsim.search.fit import buffer_needs, fit_tiles
 from accelsim.search.genome import Gene, Genome, genome_from_directives
 from accelsim.search.legality import check_candidate
 from accelsim.search.mappers import GammaMapper, GammaRates, vary
@@ -61,6 +64,24 @@ def test_decode_by_hand():
         _t(1, "N"))
     assert genome_from_directives(TINY, g.directives(), 4) == g
     assert g.l2_tile(TINY) == {"N": 1, "K": 2, "C": 1, "Y'": 4, "X'": 2, "R": 1, "S": 1}
+
+
+def test_a_loop_nest_states_the_block_as_its_dram_entry():
+    """A loop-nest file already pins the DRAM-level tile and order: the decoded genome's loop
+    nest has a DRAM entry with the looping block loops (factors K2 C2 X'2, permutation innermost
+    first X' K C), and the file read back is the same schedule, read as the same block (genes
+    that do not loop may stand elsewhere in it)."""
+    g = tiny_genome()
+    nest = loopnest_of(compile_mapping(TINY, g.directives(), 4))
+    dram = nest.entries[0]
+    assert dram.target == "DRAM" and dram.permutation == ("X'", "K", "C")
+    assert {d: f for d, f in dram.factors.items() if f > 1} == {"K": 2, "C": 2, "X'": 2}
+    _, (read,) = parse_loopnest(write_loopnest("tiny", [nest]))
+    flow = loopnest_dataflow(read, 4)
+    back = genome_from_directives(TINY, flow, 4)
+    assert canonical_key(compile_mapping(TINY, flow, 4)) == canonical_key(compile_mapping(TINY, g.directives(), 4))
+    assert back.l2_tile(TINY) == g.l2_tile(TINY) and back.offchip_pes == 4
+    assert [x.dim for x in back.offchip if x.tile < TINY.loop_nest().dims[x.dim]] == ["C", "K", "X'"]
 
 
 def test_l2_tile_is_the_pinned_one_by_hand():
@@ -155,3 +176,21 @@ def test_cli_option_and_its_refusal(tmp_path):
     bad = runner.invoke(main, [*args, "--mapper", "exhaustive", "--offchip-genes", "--out", str(tmp_path / "e")])
     assert bad.exit_code == 2
     assert bad.output.strip().splitlines()[-1].startswith("error: --offchip-genes")
+
+
+def test_tile_repair_shrinks_the_block_for_l2():
+    """The whole layer as the block needs 208 bytes of a 128-byte L2 (double-buffered, 1-byte
+    words). Halving one block tile: K 4->2 leaves input 32 + weight 4 + output 32 = 68 words
+    (136 B), C 2->1 16 + 4 + 64 = 84 (168 B), Y' 4->2 16 + 8 + 32 = 56 (112 B), X' the same 112 B:
+    Y' (first of the tie) goes to 2, which fits; the on-chip level's Y' tile is clipped to 2."""
+    dims = TINY.loop_nest().dims
+    whole = tuple(Gene(d, n) for d, n in dims.items())
+    level = (Gene("K", 1), *(Gene(d, n) for d, n in dims.items() if d != "K"))
+    hw = load_hardware("eyeriss_like", ["pe_array.rows=2", "pe_array.cols=2", "l2.size_bytes=128",
+                                        "l1.size_bytes=4096"])
+    space = SearchSpace.default(TINY, 4, max_levels=2, offchip=True)
+    fixed = fit_tiles(space, Genome((level,), (), whole, 4), hw)
+    assert fixed.l2_tile(TINY) == {**dims, "Y'": 2}
+    assert {g.dim: g.tile for g in fixed.levels[0]}["Y'"] == 2
+    assert buffer_needs(space, fixed, hw) == (52, 112)
+    assert check_candidate(TINY, hw, fixed.directives()).legal
