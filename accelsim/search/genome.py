@@ -15,9 +15,12 @@ An optional *off-chip block* (``--offchip-genes``; MARVEL's off-chip subspace) p
 and the order of the loops over L2 tiles: one gene ``(dimension, tile)`` per dimension, in the
 inter-tile loop order, outermost first, with the array's PE count after it. It decodes as
 :func:`accelsim.mapping.offchip.l2_tile_loops` builds MARVEL's loops: a top level of
-``TemporalMap(T,T)`` loops and ``Cluster(num_pes)``, one unit of every PE, so one L2 tile is one
-iteration of those loops (L2 holds at least that tile, refused with ``l2_overflow`` when it does
-not fit; see "L2 and DRAM" in README), and the on-chip levels tile the L2 tile::
+``TemporalMap(T,T)`` loops and ``Cluster(num_pes)``, one unit of every PE, and the on-chip levels
+tile the block's tile. The compiler's L2 tile is then one iteration of the block's loops (refused
+with ``l2_overflow`` when it does not fit), or, by its capacity rule ("L2 and DRAM" in README),
+a run of consecutive ones of its innermost loops when they fit together: the pin is a lower
+bound, with the inter-tile order fixed, as for ``--mapper marvel`` and a loop-nest ``DRAM``
+entry::
 
     {K:16 C:64 Y':7 X':7 R:3 S:3 N:1} 168 [K:1 C:64 ...]
     ->  TemporalMap(16,16) K; TemporalMap(64,64) C; ...; Cluster(168,P); SpatialMap(1,1) K; ...
