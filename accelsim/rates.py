@@ -78,8 +78,8 @@ class Rates:
 
     def reduction_latency_cycles(self, group_pes: int) -> int:
         """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
-        ideal or for one PE)."""
-        if self.ideal_reduction_latency or group_pes <= 1:
+        ideal; for one PE, what the kind charges it: 0 except on MAERI's ``art``)."""
+        if self.ideal_reduction_latency or group_pes < 1:
             return 0
         return self.reduction_hop_latency_cycles * REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
 

@@ -70,6 +70,13 @@ def preset_hardware(draw) -> HardwareSpec:
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
+    # nor MAERI's reduction tree with its accumulator and bus registers, nor a design without
+    # off-chip memory (stonne_maeri's reduction_noc.kind: art and dram.model: none)
+    preset = load_hardware(base)
+    if preset.reduction_noc.kind == "art":
+        overrides.append("reduction_noc.kind=tree")
+    if preset.dram.model == "none":
+        overrides.append("dram.model=simple")
     if draw(st.booleans()):
         overrides += [
             f"distribution_noc.kind={draw(st.sampled_from(['bus', 'tree', 'systolic']))}",

@@ -41,13 +41,17 @@ WITHIN_5_PERCENT = (
     "conv_1x1", "conv_1x1_dn64", "conv_1x1_xy", "conv_ex_dn64_rn8", "conv_s2_5x5", "conv_s2_c4", "conv_s2_fr3",
     "conv_s2_ms256", "conv_tx2_ty2", "conv_ty3", "fc_b4_128_64", "gemm_64_t2216", "gemm_64_t444", "gemm_k64_full",
     "gemm_ms128", "gemm_ms256_t848", "gemm_ms256_t884_dn64", "gemm_ms256_t884_dn8", "gemm_t2216_dn2", "gemm_tall_m",
-    "gemm_unicast16_dn64", "gemm_unicast16_dn8", "gemm_wide_n", "micro_tm2", "micro_tm2_m8", "micro_tn2", "micro_vn1",
-    "micro_vn8_n2",
+    "gemm_unicast16_dn64", "gemm_unicast16_dn8", "gemm_wide_n", "micro_vn1", "micro_vn8_n2",
     # and the inputs streamed again for every weight tile (stonne_maeri's l1.reused_operands: [weight])
     "conv_frs", "conv_fs3", "fc_b1_512_64_dn4",
     # the multipliers working on each fold's operands as they arrive (stonne_maeri's
     # pe_array.multiply_on_arrival)
     "fc_b1_256_128", "micro_fold4_m4", "micro_fold8", "micro_fold8_m4",
+    # MAERI's reduction tree as STONNE builds it (stonne_maeri's reduction_noc.kind: art: at
+    # least one adder level, then the accumulator and the collection-bus line), its multipliers
+    # multiplying in the cycle an operand arrives, and no DRAM (dram.model: none)
+    "micro_fold2", "micro_fold4", "micro_fold2_m4", "micro_tm1_m4", "micro_vn2", "micro_vn4", "micro_vn8",
+    "micro_vn16", "micro_vn32", "micro_vn64",
     # the TPU mesh streaming one k per step, its outputs written through the interleaved write
     # ports as the wavefront finishes them (stonne_tpu's reduction_noc.write_ports)
     *(c for c in CASES if c.startswith("tpu8_") and c not in ("tpu8_ragged_20x12x16", "tpu8_tm4_16x16x16")),

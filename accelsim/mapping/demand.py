@@ -110,14 +110,15 @@ def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles:
     """Per step, the cycles its MACs take after its last operand word has arrived (the step's
     ``ingress_cycles`` on the distribution network). The busiest PE needs ``m =
     ceil(max_pe_macs / macs_per_pe_per_cycle)`` cycles; by default they all follow the arrival.
-    ``on_arrival`` (``pe_array.multiply_on_arrival``): the PE multiplies each operand as it
-    arrives, the first in the transfer's first cycle, so only ``m - (ingress_cycles - 1)`` of
-    them follow it, and at least one where the step has MACs (the last operand's). Integers or
-    integer arrays alike (the simulator gives one step, the analytical model all cases)."""
+    ``on_arrival`` (``pe_array.multiply_on_arrival``): the PE multiplies each operand in the
+    cycle it arrives (STONNE's multiplier multiplies and passes the product on within the
+    cycle), one cycle after another from the transfer's first, so only ``m - ingress_cycles``
+    follow it (none when the transfer is at least as long). Integers or integer arrays alike
+    (the simulator gives one step, the analytical model all cases)."""
     macs = -(-max_pe_macs // macs_per_pe_per_cycle)
     if not on_arrival:
         return macs
-    return np.minimum(macs, np.maximum(1, macs - ingress_cycles + 1))
+    return np.minimum(macs, np.maximum(0, macs - ingress_cycles))
 
 
 @dataclass(frozen=True)
