@@ -36,7 +36,8 @@ class Rates:
     beyond one cycle; ``l1_buffers``, ``l2_buffers``: 2 when double-buffered; ``reused_operands``:
     the operands PEs keep in L1 across steps (all where ``l1_reuse`` is ideal); ``write_ports``:
     the reduction network's fixed one-word write ports (0: one shared width, also where
-    ``write_ports`` is ideal or there is no reduction network), ``write_wavefront``: PEs finish
+    ``write_ports`` is ideal or there is no reduction network), ``write_bus``: they are MAERI's
+    collection-bus lines (``collection_bus``), else interleaved; ``write_wavefront``: PEs finish
     along the distribution network's wavefront; ``ideal_dram``:
     bytes over bandwidth only; ``dram_latency_cycles``: the DRAM kind's latency per transfer
     (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
@@ -64,6 +65,7 @@ class Rates:
     l1_buffers: int
     reused_operands: frozenset[str]
     write_ports: int
+    write_bus: bool
     write_wavefront: bool
     l2_buffers: int
     ideal_dram: bool
@@ -114,7 +116,8 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         l1_buffers=2 if double_l1 else 1,
         reused_operands=frozenset(OPERAND_ROLES if "l1_reuse" in ideal else hw.l1.reused_operands),
         write_ports=max(1, min(hw.num_pes, int(red.bandwidth_words_per_cycle)))
-        if red.write_ports == "interleaved" and red_kind.exists and "write_ports" not in ideal else 0,
+        if red.write_ports != "shared" and red_kind.exists and "write_ports" not in ideal else 0,
+        write_bus=red.write_ports == "collection_bus",
         write_wavefront=dist_kind.wavefront,
         l2_buffers=2 if double_l2 else 1,
         ideal_dram="dram" in ideal,

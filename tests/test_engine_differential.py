@@ -116,6 +116,7 @@ def _demand_fields(demand) -> dict:
     packets is not part of the model: the old profile listed them by a hash)."""
     d = asdict(demand)
     assert d.pop("forwarded_words", 0) == 0  # the reference profile has no neighbour forwarding
+    assert d.pop("drain_queue_cycles", 0) == 0  # nor a collection bus
     for ts in ("input", "weight", "readback"):
         d[ts]["packet_words"] = sorted(d[ts]["packet_words"])
     d["drain_group_words"] = sorted(d["drain_group_words"])

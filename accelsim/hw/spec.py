@@ -187,12 +187,16 @@ class ReductionNoCSpec(_Strict):
     a ``systolic`` distribution network PE (row, col) finishes ``row + col`` cycles after PE
     (0, 0), so the drain overlaps the wavefront) and each port writes one word per cycle in
     the order they are ready: a step's drain ends when its busiest port has written its last
-    word."""
+    word. ``collection_bus``: MAERI's collection bus as STONNE builds it, ``floor(bandwidth)``
+    one-word lines, each reduction group (a virtual neuron of neighbouring PEs) written through
+    the line its adder switch's accumulator is wired to (``accelsim.mapping.ports.CollectionBus``);
+    the step's drain takes its busiest line's words, and the SRAM's write queue, which retires
+    half its queued words (rounded up) per cycle, adds its backlog as latency."""
 
     kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
-    write_ports: Literal["shared", "interleaved"] = "shared"
+    write_ports: Literal["shared", "interleaved", "collection_bus"] = "shared"
 
     @field_validator("kind")
     @classmethod

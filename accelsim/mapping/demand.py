@@ -31,7 +31,7 @@ Counting rules (also in the README):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
@@ -57,7 +57,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
-from accelsim.mapping.ports import PortLoads, WritePorts
+from accelsim.mapping.ports import CollectionBus, PortLoads, WritePorts
 from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
 from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
@@ -104,6 +104,9 @@ class StepDemand:
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
     forwarded_words: int = 0  # input words PEs took from their neighbours (ProfileOptions.forwarding)
+    # cycles the SRAM's write queue needs beyond the busiest collection-bus line (a latency;
+    # ProfileOptions.write_bus)
+    drain_queue_cycles: int = 0
 
 
 def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles: Any, on_arrival: bool) -> Any:
@@ -139,7 +142,9 @@ class ProfileOptions:
     ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
     that feeds one of its PEs. A step's drains share the reduction network's width:
     ``ceil(words after reduction / egress_bandwidth)``, or with ``write_ports`` they leave
-    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`).
+    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`), or with
+    ``write_bus`` through MAERI's collection-bus lines into STONNE's write queue
+    (:class:`~accelsim.mapping.ports.CollectionBus`).
     ``forwarding``: input words a PE's neighbour held in the previous step are forwarded over
     their link, not sent (:mod:`accelsim.mapping.forwarding`)."""
 
@@ -161,6 +166,8 @@ class ProfileOptions:
     array_cols: int = 1
     wavefront: bool = False
     forwarding: bool = False
+    # the write ports are MAERI's collection-bus lines (reduction_noc.write_ports: collection_bus)
+    write_bus: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -239,6 +246,8 @@ class DemandTable:
     busiest_port_words: np.ndarray
     # cycles of the drains through fixed write ports (ProfileOptions.write_ports; 0 without)
     drain_port_cycles: np.ndarray
+    # further cycles of the SRAM's write queue behind a collection bus (ProfileOptions.write_bus)
+    drain_queue_cycles: np.ndarray
     # input words forwarded from a neighbouring PE instead of sent (ProfileOptions.forwarding)
     forwarded: np.ndarray
 
@@ -391,7 +400,7 @@ class ScheduleProfile:
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
         self._ports: PortLoads | None = None  # built when a multi-port network first needs it
-        self._write_ports: WritePorts | None = None  # likewise for fixed write ports
+        self._write_ports: WritePorts | CollectionBus | None = None  # likewise for fixed write ports
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
 
@@ -506,6 +515,8 @@ class ScheduleProfile:
         drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
         readback_words = readback.total(n)
         tile_pos = steps % self.steps_per_tile
+        port_cycles, queue_cycles = self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys,
+                                                            svol.ravel()[sel])
         return DemandTable(
             steps=steps, macs=(count[None, :] * vol).sum(axis=1), active_pes=(count[None, :] * act).sum(axis=1),
             max_pe_macs=vol.max(axis=1, initial=0), peak_pe_words=np.asarray(footprint).max(axis=1, initial=0),
@@ -516,7 +527,7 @@ class ScheduleProfile:
             tile_first=tile_pos == 0, tile_last=tile_pos == self.steps_per_tile - 1,
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
             busiest_port_words=self._busiest_port_words(n, on_ports),
-            drain_port_cycles=self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys, svol.ravel()[sel]),
+            drain_port_cycles=port_cycles, drain_queue_cycles=queue_cycles,
             forwarded=forwarded,
         )
 
@@ -538,6 +549,7 @@ class ScheduleProfile:
             "reduction_serial_cycles": t.egress_cycles(ebw),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
             "ingress_cycles": ingress.astype(np.int64), "forwarded_words": t.forwarded,
+            "drain_queue_cycles": t.drain_queue_cycles,
         }
         plain = {k: v.tolist() for k, v in columns.items()}
         sets_of = {
@@ -575,15 +587,22 @@ class ScheduleProfile:
         return loads.max(axis=1)
 
     def _drain_port_cycles(self, n: int, case: np.ndarray, klass: np.ndarray, keys: np.ndarray,
-                           words: np.ndarray) -> np.ndarray:
-        """Per case, the drains' cycles through the fixed write ports (0 without them)."""
+                           words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per case, the drains' cycles through the fixed write ports (0 without them) and the
+        further cycles of the write queue behind a collection bus (0 without one)."""
         opts = self.opts
+        velocity = self.groupings["output"].velocity
+        none = np.zeros(n, dtype=np.int64)
         if opts.write_ports == 0:
-            return np.zeros(n, dtype=np.int64)
-        if self._write_ports is None:
+            return none, none
+        if opts.write_bus:
+            if not isinstance(self._write_ports, CollectionBus):
+                self._write_ports = CollectionBus(self.cm, self.units, opts.write_ports, self.cm.num_pes)
+            return self._write_ports.drain(n, velocity, case, klass, keys, words)
+        if not isinstance(self._write_ports, WritePorts):
             self._write_ports = WritePorts(self.cm, self.units, opts.write_ports, opts.array_rows, opts.array_cols,
                                            opts.wavefront)
-        return self._write_ports.drain_cycles(n, self.groupings["output"].velocity, case, klass, keys, words)
+        return self._write_ports.drain_cycles(n, velocity, case, klass, keys, words), none
 
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
                 words: np.ndarray, multicast: bool) -> Groups:
@@ -652,12 +671,11 @@ class ScheduleProfile:
             drain_words = _packet_words(np.concatenate([slo.T, shi.T], axis=1), volume(slo, shi), first.active[0], True)
         sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, packets[role])
                 for role, ts in (("input", demand.input), ("weight", demand.weight))}
-        detailed = StepDemand(
-            demand.macs, demand.active_pes, demand.max_pe_macs, sets["input"], sets["weight"],
-            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words, readback),
-            demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
-            demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
-            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words, demand.forwarded_words,
+        detailed = replace(
+            demand, input=sets["input"], weight=sets["weight"],
+            readback=TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words,
+                                 readback),
+            pe_macs=tuple(pe_macs.tolist()), drain_group_words=drain_words,
         )
         _check_detail(detailed, int(pe_macs.sum()), forwarded)
         words = demand.input.words + demand.weight.words + demand.readback.words

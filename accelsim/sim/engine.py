@@ -159,6 +159,7 @@ class LayerSimulation:
             port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
             reused_operands=rates.reused_operands,
             write_ports=rates.write_ports,
+            write_bus=rates.write_bus,
             array_rows=hw.pe_array.rows,
             array_cols=hw.pe_array.cols,
             wavefront=rates.write_wavefront,
@@ -628,7 +629,8 @@ class LayerSimulation:
             latency = 0
             if d.drain_groups:
                 part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
-                latency = self.rates.reduction_latency_cycles(d.drain_max_group)  # pipelined behind the words
+                # pipelined behind the words: the reduction's depth, then a write queue's backlog
+                latency = self.rates.reduction_latency_cycles(d.drain_max_group) + d.drain_queue_cycles
                 st.phase = "send"
                 yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]

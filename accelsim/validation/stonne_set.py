@@ -50,19 +50,21 @@ LADDER = (MAESTRO_MODE, *RUNGS, OVERLAP)
 RUNG_MEANING = {
     MAESTRO_MODE: "the simulator in maestro mode (every effect below ideal) against STONNE",
     "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers) against one "
-             "packed transfer per step, and the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
-             "each output written through its fixed port as the wavefront finishes it) against one shared width "
-             "after the step",
+             "packed transfer per step, the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
+             "each output written through its fixed port as the wavefront finishes it) and MAERI's collection bus "
+             "(`collection_bus`: each VN's output through the bus line its adder switch is wired to, then STONNE's "
+             "write queue) against one shared width after the step",
     "tile_barrier": "the controller's barrier: the next weight tile (MAERI) or stationary tile (TPU) only after "
                     "the previous tile's outputs are written",
-    "fill_drain": "the network's and adder tree's latencies and the MAC pipeline (fill and drain of each step, "
-                  "exposed at every barrier), less the MACs done as a step's operands arrive "
-                  "(`pe_array.multiply_on_arrival`)",
+    "fill_drain": "the network's and adder tree's latencies (on MAERI's `art`: at least one adder level, then the "
+                  "accumulator and the bus line) and the MAC pipeline (fill and drain of each step, exposed at every "
+                  "barrier), less the MACs done as a step's operands arrive (`pe_array.multiply_on_arrival`)",
     "input_streaming": "inputs sent again every step (STONNE's multipliers keep only their weights; "
                        "`l1.reused_operands`)",
     "forwarding": "inputs the multipliers forward to their neighbours instead of reading them from SRAM "
                   "(`distribution_noc.neighbour_forwarding`; negative: the links save cycles)",
-    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer, DRAM is unlimited)",
+    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer; MAERI has no DRAM, "
+                    "`dram.model: none`, the TPU an unlimited one)",
     OVERLAP: "effects that cost only together, or hide behind each other",
 }
 
