@@ -199,7 +199,8 @@ class CollectionBus:
         if len(case) == 0:
             return busy, queue
         g = drain_groups(self.offsets, self.pes, velocity, case, klass, keys, words, [])
-        line = np.array([self.line(int(a), int(b)) for a, b in zip(g.first_pe, g.last_pe)], dtype=np.int64)
+        spans, which = np.unique(np.column_stack([g.first_pe, g.last_pe]), axis=0, return_inverse=True)
+        line = np.array([self.line(int(a), int(b)) for a, b in spans], dtype=np.int64)[which.ravel()]
         loads = np.zeros((cases, self.lines), dtype=np.int64)
         np.add.at(loads, (g.case, line), g.words.astype(np.int64))
         busy = loads.max(axis=1)

@@ -14,7 +14,7 @@ the multipliers forward inputs to their neighbours (``stonne_maeri``'s
 ``distribution_noc.neighbour_forwarding``): maestro mode has no such links.
 
 Acceptance (issue 17): realistic mode within 5% of STONNE's cycles on every case. The whole set
-(112 cases, 9 runs each) takes about 12 s (11.7 s wall, 8.4 CPU s, measured 2026-11-26 at a load of 3).
+(112 cases, 9 runs each) takes about 11 s (11.0 s wall, 7.4 CPU s, measured 2026-11-26 at a load of 4).
 """
 
 from __future__ import annotations
