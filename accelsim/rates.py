@@ -60,6 +60,10 @@ class Rates:
     port_words_per_cycle: float
     shared_egress: bool
     ingress_latency_cycles: int
+    # per hop of the distribution network, where a step's fill reaches only the PEs it uses
+    # (distribution_noc.fill: used; 0 otherwise or where ideal)
+    used_fill_hop_cycles: int
+    distribution_kind: str
     register_stages: int
     drain_delay_cycles: int
     l1_buffers: int
@@ -73,17 +77,27 @@ class Rates:
     ideal_reduction_latency: bool
     reduction_kind: str
     reduction_hop_latency_cycles: int
+    reduction_write_latency_cycles: int
     tile_barrier: str
     neighbour_forwarding: bool
     l2_prefetch_words: int = 0
     multiply_on_arrival: bool = False
 
+    def ingress_latency_of(self, used_rows: int, used_cols: int) -> int:
+        """A step's operand latency: to the farthest PE it uses (``used_rows`` x ``used_cols``)
+        with ``distribution_noc.fill: used``, else :attr:`ingress_latency_cycles`."""
+        if not self.used_fill_hop_cycles:
+            return self.ingress_latency_cycles
+        return self.used_fill_hop_cycles * DISTRIBUTION_KINDS[self.distribution_kind].hops(used_rows, used_cols)
+
     def reduction_latency_cycles(self, group_pes: int) -> int:
-        """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
-        ideal; for one PE, what the kind charges it: 0 except on MAERI's ``art``)."""
+        """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 and be
+        written (``reduction_noc.write_latency_cycles``); 0 where ideal or nothing drains (one
+        PE crosses no hop except on MAERI's ``art``)."""
         if self.ideal_reduction_latency or group_pes < 1:
             return 0
-        return self.reduction_hop_latency_cycles * REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
+        hops = REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
+        return self.reduction_hop_latency_cycles * hops + self.reduction_write_latency_cycles
 
 
 def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
@@ -111,6 +125,8 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         port_words_per_cycle=noc.bandwidth_words_per_cycle / ports,
         shared_egress=not red_kind.exists and "shared_egress" not in ideal,
         ingress_latency_cycles=ingress_latency,
+        used_fill_hop_cycles=noc.latency_cycles if noc.fill == "used" and "ingress_latency" not in ideal else 0,
+        distribution_kind=noc.kind,
         register_stages=ingress_latency if dist_kind.registers_steps else 0,
         drain_delay_cycles=0 if "mac_pipeline" in ideal else pes.mac_pipeline_latency_cycles - 1,
         l1_buffers=2 if double_l1 else 1,
@@ -125,6 +141,7 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         ideal_reduction_latency="reduction_latency" in ideal,
         reduction_kind=red.kind,
         reduction_hop_latency_cycles=red.latency_cycles_per_hop,
+        reduction_write_latency_cycles=red.write_latency_cycles,
         tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
         neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
         l2_prefetch_words=hw.l2.size_bytes // hw.word_size_bytes

@@ -66,7 +66,8 @@ def preset_hardware(draw) -> HardwareSpec:
     # operands (issue 17's stonne_* presets set otherwise) and have no L2 prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
     overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
                  "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared", "l2.prefetch=none",
-                 "pe_array.multiply_on_arrival=false",
+                 "pe_array.multiply_on_arrival=false", "distribution_noc.fill=array",
+                 "reduction_noc.write_latency_cycles=0",
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
@@ -117,6 +118,7 @@ def _demand_fields(demand) -> dict:
     d = asdict(demand)
     assert d.pop("forwarded_words", 0) == 0  # the reference profile has no neighbour forwarding
     assert d.pop("drain_queue_cycles", 0) == 0  # nor a collection bus
+    assert (d.pop("used_rows", 0), d.pop("used_cols", 0)) == (0, 0)  # nor a fill to the used PEs
     for ts in ("input", "weight", "readback"):
         d[ts]["packet_words"] = sorted(d[ts]["packet_words"])
     d["drain_group_words"] = sorted(d["drain_group_words"])

@@ -161,6 +161,10 @@ class DistributionNoCSpec(_Strict):
     # input word the next PE held in the previous step and this PE needs now crosses one link
     # instead of the network (see accelsim.mapping.forwarding)
     neighbour_forwarding: bool = False
+    # how far a step's operands travel before it computes: ``array``, to the array's farthest
+    # PE (``latency_cycles`` per hop of the whole array); ``used``, to the farthest PE the step
+    # uses (STONNE's mesh fills a tile of r x c outputs in r + c - 1 hops)
+    fill: Literal["array", "used"] = "array"
 
     @field_validator("kind")
     @classmethod
@@ -196,6 +200,10 @@ class ReductionNoCSpec(_Strict):
     kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
+    # cycles from a group's reduced sum to its write in L2: the registers on the way (STONNE:
+    # the accumulator and the collection-bus line on MAERI, the accumulator and the SRAM's
+    # write on its mesh); part of the reduction's latency
+    write_latency_cycles: int = Field(default=0, ge=0)
     write_ports: Literal["shared", "interleaved", "collection_bus"] = "shared"
 
     @field_validator("kind")

@@ -57,7 +57,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
-from accelsim.mapping.ports import CollectionBus, PortLoads, WritePorts
+from accelsim.mapping.ports import CollectionBus, PortLoads, WritePorts, class_members
 from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
 from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
@@ -107,6 +107,9 @@ class StepDemand:
     # cycles the SRAM's write queue needs beyond the busiest collection-bus line (a latency;
     # ProfileOptions.write_bus)
     drain_queue_cycles: int = 0
+    # rows and columns of the array up to the farthest PE the step uses (ProfileOptions.fill_used)
+    used_rows: int = 0
+    used_cols: int = 0
 
 
 def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles: Any, on_arrival: bool) -> Any:
@@ -168,6 +171,8 @@ class ProfileOptions:
     forwarding: bool = False
     # the write ports are MAERI's collection-bus lines (reduction_noc.write_ports: collection_bus)
     write_bus: bool = False
+    # record each step's used rows and columns (distribution_noc.fill: used)
+    fill_used: bool = False
 
 
 # ------------------------------------------------------------------------------------------
@@ -248,6 +253,9 @@ class DemandTable:
     drain_port_cycles: np.ndarray
     # further cycles of the SRAM's write queue behind a collection bus (ProfileOptions.write_bus)
     drain_queue_cycles: np.ndarray
+    # rows and columns up to the farthest used PE (ProfileOptions.fill_used; 0 without)
+    used_rows: np.ndarray
+    used_cols: np.ndarray
     # input words forwarded from a neighbouring PE instead of sent (ProfileOptions.forwarding)
     forwarded: np.ndarray
 
@@ -528,6 +536,7 @@ class ScheduleProfile:
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
             busiest_port_words=self._busiest_port_words(n, on_ports),
             drain_port_cycles=port_cycles, drain_queue_cycles=queue_cycles,
+            **self._used_extent(act),
             forwarded=forwarded,
         )
 
@@ -549,7 +558,7 @@ class ScheduleProfile:
             "reduction_serial_cycles": t.egress_cycles(ebw),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
             "ingress_cycles": ingress.astype(np.int64), "forwarded_words": t.forwarded,
-            "drain_queue_cycles": t.drain_queue_cycles,
+            "drain_queue_cycles": t.drain_queue_cycles, "used_rows": t.used_rows, "used_cols": t.used_cols,
         }
         plain = {k: v.tolist() for k, v in columns.items()}
         sets_of = {
@@ -585,6 +594,20 @@ class ScheduleProfile:
         for role, case, klass, keys, moving, words_each, multicast in on_ports:
             self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
         return loads.max(axis=1)
+
+    def _used_extent(self, active: np.ndarray) -> dict[str, np.ndarray]:
+        """Per case (rows of ``active``, cases x PE classes): rows and columns of the array up to
+        its farthest used PE (PE ``p`` at row ``p % rows``, column ``p // rows``); zeros unless
+        ``fill_used``."""
+        n = len(active)
+        if not self.opts.fill_used:
+            return {"used_rows": np.zeros(n, dtype=np.int64), "used_cols": np.zeros(n, dtype=np.int64)}
+        rows = self.opts.array_rows
+        _, pes = class_members(self.cm, self.units)
+        far_row = np.array([int((p % rows).max(initial=-1)) + 1 for p in pes], dtype=np.int64)
+        far_col = np.array([int((p // rows).max(initial=-1)) + 1 for p in pes], dtype=np.int64)
+        return {"used_rows": np.where(active, far_row[None, :], 0).max(axis=1, initial=0),
+                "used_cols": np.where(active, far_col[None, :], 0).max(axis=1, initial=0)}
 
     def _drain_port_cycles(self, n: int, case: np.ndarray, klass: np.ndarray, keys: np.ndarray,
                            words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

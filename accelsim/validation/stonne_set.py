@@ -56,15 +56,16 @@ RUNG_MEANING = {
              "write queue) against one shared width after the step",
     "tile_barrier": "the controller's barrier: the next weight tile (MAERI) or stationary tile (TPU) only after "
                     "the previous tile's outputs are written",
-    "fill_drain": "the network's and adder tree's latencies (on MAERI's `art`: at least one adder level, then the "
-                  "accumulator and the bus line) and the MAC pipeline (fill and drain of each step, exposed at every "
+    "fill_drain": "the network's latencies (on the TPU to the PEs a tile uses, `distribution_noc.fill: used`), the "
+                  "adder tree's (on MAERI's `art` at least one adder level) and the write latency "
+                  "(`reduction_noc.write_latency_cycles`) and the MAC pipeline (fill and drain of each step, exposed at every "
                   "barrier), less the MACs done as a step's operands arrive (`pe_array.multiply_on_arrival`)",
     "input_streaming": "inputs sent again every step (STONNE's multipliers keep only their weights; "
                        "`l1.reused_operands`)",
     "forwarding": "inputs the multipliers forward to their neighbours instead of reading them from SRAM "
                   "(`distribution_noc.neighbour_forwarding`; negative: the links save cycles)",
-    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer; MAERI has no DRAM, "
-                    "`dram.model: none`, the TPU an unlimited one)",
+    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer and there is no DRAM, "
+                    "`dram.model: none`)",
     OVERLAP: "effects that cost only together, or hide behind each other",
 }
 
