@@ -1028,6 +1028,10 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
               "compare or lint instead")
     check_outputs({"--out": output}, force)
     loaded = job.load()
+    pinned = next((j for j in loaded.jobs if j.inner_pins is not None), None)
+    if pinned is not None and form != "loopnest":
+        _fail(f"{pinned.source}: layer {pinned.layer.name!r} pins loops to register files inside the PE, which "
+              f"--format {form} cannot write; use --format loopnest")
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
     elif form == "timeloop":
@@ -1039,8 +1043,8 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
         text = write_timeloop(compile_mapping(one.layer, one.dataflow, loaded.hw.num_pes, source=one.source),
                               loaded.hw)
     else:
-        nests = [loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source))
-                 for j in loaded.jobs]
+        nests = [dataclasses.replace(loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source)),
+                         inner_pins=j.inner_pins) for j in loaded.jobs]
         text = write_loopnest(loaded.name, nests)
     if output and not is_stdout(output):
         write_atomic(output, text)
@@ -1350,7 +1354,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
                    style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
-    from accelsim.search.executors import make_executor
+    from accelsim.search.executors import available_cores, make_executor
     from accelsim.search.session import SearchSettings, run_search
 
     _start_time_budget(max_seconds)
@@ -1359,7 +1363,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
     check_output_directory("--out", out_dir, parents=True)
-    cores = _available_cores()
+    cores = available_cores()
     if workers > cores:
         click.echo(f"warning: --workers {workers}: only {cores} core(s) available to this process; using {cores}",
                    err=True)
@@ -1384,14 +1388,6 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
             executor.close()
     click.echo(_format_search(summary))
     click.echo(f"wrote {out_dir}", err=True)
-
-
-def _available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask where the system has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 # What one scored candidate costs a layer's search in memory (its rows in the search's frames,

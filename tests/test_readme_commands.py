@@ -54,6 +54,7 @@ NOT_RUN = {
 SLOW = {
     "accelsim bench --quick": "ten ResNet-50 layers simulated",
     "accelsim validate": "the papers' scenario sets: minutes",
+    "python -m accelsim.validation.marvel_readings": "MARVEL's off-chip optimizer on 15 layers under 12 readings",
     "python -m accelsim.scalesim.parity": "runs the real SCALE-Sim on 48 layers",
     "accelsim simulate --hw flash_edge --network vgg16": "all of VGG-16 simulated",
     "accelsim search --hw eyeriss_like --network marvel15 --mapper gamma": "2,000 schedules for each of 15 layers",

@@ -244,6 +244,49 @@ def _fills(nest: LoopNest, role: str, loops: list[PinnedLoop], depth: int) -> in
     return total
 
 
+def box_fills(cm: CompiledMapping, tiling: InnerTiling, extents: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """Per inner level and tensor it keeps, the words it fills over one PE box of ``extents``
+    (per dimension) in one step (:func:`_fills` over the box's nest; a tensor held whole counts
+    as if it were not: :func:`level_accesses`' caller replaces it)."""
+    loops = _box_loops(tiling, dict(extents), cm)
+    return {lv.name: {r: _fills(cm.nest, r, loops, lv.depth) for r in lv.keeps} for lv in tiling.levels}
+
+
+@dataclass(frozen=True)
+class LevelTraffic:
+    """Reads and writes (words) per inner level and tensor it keeps, and per tensor L1's reads
+    and writes by the inner levels (absent for a tensor no inner level keeps)."""
+
+    reads: dict[str, dict[str, int]]
+    writes: dict[str, dict[str, int]]
+    l1_read: dict[str, int]
+    l1_write: dict[str, int]
+
+
+def level_accesses(nest: LoopNest, tiling: InnerTiling, fills: Mapping[str, Mapping[str, int]], macs: int) -> LevelTraffic:
+    """The reads and writes of every inner level from its ``fills`` (level -> tensor -> words)
+    over ``macs`` MACs (a layer's, or one step's): see the module docstring."""
+    reads: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
+    writes: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
+    l1_read: dict[str, int] = {}
+    l1_write: dict[str, int] = {}
+    for r in (r for r in ("input", "weight", "output") if r in nest.tensors):
+        below = macs  # what the level below takes: the MACs' one access per MAC
+        keepers = [lv for lv in tiling.levels if r in lv.keeps]
+        for lv in keepers:
+            f = fills[lv.name][r]
+            if r == "output":
+                reads[lv.name][r] = writes[lv.name][r] = below + f
+            else:
+                reads[lv.name][r], writes[lv.name][r] = below, f
+            below = f
+        if keepers:
+            l1_read[r] = below
+            if r == "output":
+                l1_write[r] = below
+    return LevelTraffic(reads, writes, l1_read, l1_write)
+
+
 def inner_counts(cm: CompiledMapping, hw: HardwareSpec, exact: bool = False,
                  l1_writes: Mapping[str, int] | None = None) -> InnerCounts:
     """Reads and writes of every inner level of ``hw`` over the whole layer ``cm``: each
@@ -266,35 +309,16 @@ def inner_counts(cm: CompiledMapping, hw: HardwareSpec, exact: bool = False,
     active = np.broadcast_to(b.active, shape).reshape(-1)
     shapes, inverse = np.unique(ext[active], axis=0, return_inverse=True)
     per_shape = np.bincount(inverse.reshape(-1), weights=weight[active], minlength=len(shapes)).astype(np.int64)
-    roles = [r for r in ("input", "weight", "output") if r in nest.tensors]
     fills = {lv.name: {r: 0 for r in lv.keeps} for lv in tiling.levels}
     macs = 0
     for row, n in zip(shapes.tolist(), per_shape.tolist()):
-        loops = _box_loops(tiling, dict(zip(dims, row)), cm)
         macs += n * prod(row)
-        for lv in tiling.levels:
-            for r in lv.keeps:
-                fills[lv.name][r] += n * _fills(nest, r, loops, lv.depth)
+        for level, per in box_fills(cm, tiling, dict(zip(dims, row))).items():
+            for r, words in per.items():
+                fills[level][r] += n * words
     if l1_writes is not None:
         for lv in tiling.levels:
             for r in lv.whole:
                 fills[lv.name][r] = l1_writes[r]
-    reads: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
-    writes: dict[str, dict[str, int]] = {lv.name: {} for lv in tiling.levels}
-    l1_read: dict[str, int] = {}
-    l1_write: dict[str, int] = {}
-    for r in roles:
-        below = macs  # what the level below takes: the MACs' one access per MAC
-        keepers = [lv for lv in tiling.levels if r in lv.keeps]
-        for lv in keepers:
-            f = fills[lv.name][r]
-            if r == "output":
-                reads[lv.name][r] = writes[lv.name][r] = below + f
-            else:
-                reads[lv.name][r], writes[lv.name][r] = below, f
-            below = f
-        if keepers:
-            l1_read[r] = below
-            if r == "output":
-                l1_write[r] = below
-    return InnerCounts(tiling, reads, writes, l1_read, l1_write, macs)
+    t = level_accesses(nest, tiling, fills, macs)
+    return InnerCounts(tiling, t.reads, t.writes, t.l1_read, t.l1_write, macs)

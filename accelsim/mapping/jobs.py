@@ -61,8 +61,10 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
     large to count exactly (:func:`~accelsim.mapping.limits.check_exact`) is refused first."""
     check_exact(job.layer, hw)
     cm = compile_job(job, hw, check_legality)
-    if hw.inner_levels:
-        inner_tiling(cm, hw)  # a register file that cannot hold one word of what it keeps is refused
+    if hw.inner_levels or cm.inner_pins is not None:
+        # a register file that cannot hold one word of what it keeps, and pins that do not name
+        # the design's register files (a design without any included), are refused
+        inner_tiling(cm, hw)
     problems = _fit_problems(cm, hw)
     if problems:
         message = f"layer {job.layer.name!r} does not fit {hw.name}: " + "; ".join(p.message for p in problems)
@@ -99,7 +101,8 @@ def jobs_from_loopnest(path: str | Path, num_pes: int, layer: str | None = None)
     if layer is not None:
         layers = [nl for nl in layers if nl.layer.name == layer] or _no_layer(layer, [nl.layer.name for nl in layers],
                                                                              str(path))
-    return name, [Job(nl.layer, tuple(loopnest_dataflow(nl, num_pes)), str(path)) for nl in layers]
+    return name, [Job(nl.layer, tuple(loopnest_dataflow(nl, num_pes)), str(path), inner_pins=nl.inner_pins)
+                  for nl in layers]
 
 
 def jobs_from_mapping_file(path: str | Path, num_pes: int, layer: str | None = None) -> tuple[str, list[Job]]:

@@ -36,6 +36,11 @@ Meaning, in accelsim's model (``README.md``, Loop-nest mappings):
 - A ``DRAM`` entry becomes a top level of one unit spanning every PE, so L2 holds at least
   everything inside it (and, as always, as many of its innermost loops as fit; see "L2 and
   DRAM" in the timing rules). Without one, accelsim decides which top-level loops L2 holds.
+- Entries after the L1 entry name register files inside the PE (temporal, one each, outermost
+  first) and pin the loops of a PE's step (:class:`~accelsim.mapping.compile.InnerPins`): the
+  step's tile is the L1 entry's factors times theirs, the L1 entry's permutation orders L1's
+  own loops, and each register file holds its loops and those of the entries after it.
+  :class:`NestLayer` keeps the L1 entry as the step's tile and the pins beside it.
 
 :func:`loopnest_dataflow` turns a loop nest into directives; :func:`loopnest_of` turns a compiled
 mapping into a loop nest. Each raises a :class:`MappingError` naming what has no equivalent
@@ -44,7 +49,7 @@ mapping into a loop nest. Each raises a :class:`MappingError` naming what has no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil, prod
 from pathlib import Path
 from typing import Any, Literal, Sequence
@@ -52,7 +57,9 @@ from typing import Any, Literal, Sequence
 from accelsim.errors import InputError, MappingError
 from accelsim.input_files import YamlDocument, load_yaml, read_text, shown
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
-from accelsim.mapping.compile import CompiledMapping, Level, LevelDirective, compile_mapping
+from accelsim.mapping.compile import CompiledMapping, InnerPins, Level, LevelDirective, PinnedLevel, PinnedLoop, \
+    compile_mapping
+from accelsim.mapping.inner_levels import intra_step_order
 from accelsim.workload.operators import OpType, operator
 from accelsim.workload.ops import Layer
 from accelsim.workload.tables import layer_fields, layer_from_entry, yaml_scalar
@@ -85,12 +92,15 @@ class NestEntry:
 
 @dataclass(frozen=True)
 class NestLayer:
-    """A layer and its loop nest (entries outermost first)."""
+    """A layer and its loop nest (entries outermost first; the L1 entry's factors are one PE's
+    whole step tile) and the loops it pins to the register files inside the PE (None: the
+    default rule of :mod:`accelsim.mapping.inner_levels`)."""
 
     layer: Layer
     entries: tuple[NestEntry, ...]
     source: str
     line: int | None = None
+    inner_pins: InnerPins | None = None
 
 
 # ----- loop nest -> directives ------------------------------------------------------------------
@@ -405,9 +415,28 @@ def _parse_layer(item: Any, i: int, path: str, doc: YamlDocument, at: tuple[str 
         raise InputError(f"layer {i} ({layer.name}): field 'mapping': expected a non-empty list of entries",
                          source=path, line=doc.line(at + ("mapping",)))
     dims = tuple(layer.loop_nest().dims)
-    entries = [_entry(e, j, layer, dims, path, doc, at + ("mapping", j), targets) for j, e in enumerate(mapping)]
+    resolved = [targets.get(e["target"].upper()) if isinstance(e, dict) and isinstance(e.get("target"), str) else ""
+                for e in mapping]  # None: not a storage level's name
+    l1 = resolved.index("L1") if "L1" in resolved else len(mapping)
+    pinned = None in resolved[l1 + 1:]  # register-file entries follow the L1 entry
+    entries = [_entry(e, j, layer, dims, path, doc, at + ("mapping", j), targets, j > l1, pinned)
+               for j, e in enumerate(mapping)]
+    files = [e for e in entries if e.target not in TARGETS]  # register files inside the PE, outermost first
+    entries = [e for e in entries if e.target in TARGETS]
     _check_order(entries, layer, path)
-    return NestLayer(layer, tuple(entries), path, line)
+    if not files:
+        return NestLayer(layer, tuple(entries), path, line)
+    names = [e.target for e in files]
+    twice = next((e for i, e in enumerate(files) if e.target in names[:i]), None)
+    if twice is not None:
+        raise InputError(f"layer {layer.name!r}: register file {twice.target} has two entries; give each one "
+                         "entry", source=path, line=twice.line)
+    # the step's tile is L1's factors and the register files' together (Timeloop's factors per level)
+    own = entries[-1]
+    step = replace(own, factors={d: own.factors[d] * prod(e.factors[d] for e in files) for d in dims})
+    pins = InnerPins(tuple(PinnedLoop(d, f) for d, f in own.loops()),
+                     tuple(PinnedLevel(e.target, tuple(PinnedLoop(d, f) for d, f in e.loops())) for e in reversed(files)))
+    return NestLayer(layer, (*entries[:-1], step), path, line, pins)
 
 
 def _problem(problem: Any, i: int, path: str, doc: YamlDocument, at: tuple[str | int, ...]) -> Layer:
@@ -456,7 +485,10 @@ def _dim_name(raw: str, layer: Layer, dims: Sequence[str]) -> str | None:
 
 
 def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: YamlDocument,
-           at: tuple[str | int, ...], targets: dict[str, str]) -> NestEntry:
+           at: tuple[str | int, ...], targets: dict[str, str], inner: bool = False, pinned: bool = False) -> NestEntry:
+    """One entry; ``inner``: it comes after the L1 entry, so a target that is not DRAM, L2 or L1
+    names a register file inside the PE; ``pinned``: register-file entries follow the L1 entry
+    (whose loop order then matters)."""
     line = doc.line(at)
     who = f"layer {layer.name!r} mapping entry {j}"
 
@@ -471,9 +503,14 @@ def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: 
                    unknown[0])
     given_target = raw.get("target")
     target = targets.get(given_target.upper()) if isinstance(given_target, str) else None
+    if target is None and inner and isinstance(given_target, str) and given_target.strip():
+        target = given_target.strip()  # a register file inside the PE, named as the hardware names it
+        if raw.get("type") != "temporal":
+            raise fail(f"register file {target}: expected type temporal (the loops it holds inside a PE's step), "
+                       f"got {shown(raw.get('type'))}", "type")
     if target is None:
         raise fail(f"field 'target': {shown(given_target)} is not DRAM, L2 or L1 (name your own levels in "
-                   "'targets:')", "target")
+                   "'targets:'; entries after the L1 entry name register files inside the PE)", "target")
     kind = raw.get("type")
     if kind == "bypass" or kind == "datatype":
         raise fail(f"type {kind}: not modelled (every tensor passes through L2 and L1)", "type")
@@ -509,7 +546,7 @@ def _entry(raw: Any, j: int, layer: Layer, dims: Sequence[str], path: str, doc: 
         factors[dim] = factor
     permutation = _permutation(raw.get("permutation"), layer, dims, fail)
     missing = [d for d in dims if factors[d] > 1 and d not in permutation]
-    if missing and (target != "L1" and len([d for d in dims if factors[d] > 1]) > 1):
+    if missing and ((target != "L1" or pinned) and len([d for d in dims if factors[d] > 1]) > 1):
         raise fail(f"field 'permutation': give the order of {', '.join(missing)} (loops above 1)", "permutation")
     order = tuple(d for d in permutation) + tuple(d for d in dims if d not in permutation)
     fanout = raw.get("fanout")
@@ -571,13 +608,47 @@ def write_loopnest(name: str, layers: Sequence[NestLayer]) -> str:
         if not any(e.target == "DRAM" for e in nl.entries):
             out.append("    # no DRAM entry: accelsim keeps as many of the top level's innermost loops in L2 as fit")
         out.append("    mapping:")
-        for e in nl.entries:
+        entries = nl.entries if nl.inner_pins is None else (*nl.entries[:-1], *_pinned_entries(nl, nl.inner_pins))
+        for e in entries:
             factors = " ".join(f"{d}={f}" for d, f in e.factors.items())
             perm = " ".join(d for d in e.permutation if e.factors[d] > 1)
             line = f"      - {{target: {e.target}, type: {e.kind}, factors: \"{factors}\""
-            if perm and e.target != "L1":
+            if perm and (e.target != "L1" or nl.inner_pins is not None):
                 line += f", permutation: \"{perm}\""
             if e.fanout is not None:
                 line += f", fanout: {e.fanout}"
             out.append(line + "}")
     return "\n".join(out) + "\n"
+
+
+def _pinned_entries(nl: NestLayer, pins: InnerPins) -> list[NestEntry]:
+    """The L1 entry (one PE's step tile) of a nest whose loops inside the step are pinned, as
+    the L1 entry with L1's own loops and one entry per register file, outermost first; raises
+    where an entry would need a dimension twice (a loop-nest entry has one loop per dimension)."""
+    step = nl.entries[-1]
+    dims = list(step.factors)
+    files = [(lv.name, lv.loops) for lv in reversed(pins.levels)]  # outermost first
+    inside = {d: prod(loop.trips for _, loops in files for loop in loops if loop.dim == d) for d in dims}
+    for name, loops in [("L1", pins.outer), *files]:
+        seen = [loop.dim for loop in loops]
+        twice = next((d for d in seen if seen.count(d) > 1), None)
+        if twice is not None or any(step.factors[d] % inside[d] for d in dims):
+            raise MappingError(f"layer {nl.layer.name!r}: no loop-nest equivalent: the loops pinned to {name} "
+                               + (f"split {twice} twice" if twice else "do not divide the step's tile"),
+                               source=nl.source, reason="no_loopnest_equivalent")
+    own = {d: step.factors[d] // inside[d] for d in dims}
+    pinned = {loop.dim: loop.trips for loop in pins.outer}
+    if any(d in pinned and own[d] != pinned[d] for d in dims):
+        raise MappingError(f"layer {nl.layer.name!r}: no loop-nest equivalent: L1's pinned loops and the rest of "
+                           "the step split one dimension", source=nl.source, reason="no_loopnest_equivalent")
+    rest = [d for d in reversed(intra_step_order(nl.layer.loop_nest())) if d not in pinned]  # outermost last
+
+    def entry(target: str, loops: Sequence[PinnedLoop], factors: dict[str, int], after: Sequence[str] = ()) -> NestEntry:
+        order = tuple(loop.dim for loop in reversed(loops)) + tuple(after)
+        return NestEntry(target, "temporal", factors, order + tuple(d for d in dims if d not in order))
+
+    out = [entry("L1", pins.outer, own, rest)]
+    for name, loops in files:
+        factors = {d: 1 for d in dims} | {loop.dim: loop.trips for loop in loops}
+        out.append(entry(name, loops, factors))
+    return out

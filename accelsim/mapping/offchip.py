@@ -1,10 +1,12 @@
 """MARVEL's off-chip optimizer: the L2 tile, inter-tile loop order and DRAM layouts of one layer
-that minimize the distinct-block cost (:mod:`accelsim.mapping.distinct_blocks`).
+that minimize the distinct-block cost (:mod:`accelsim.mapping.distinct_blocks`, whose docstring
+states the formula reading).
 
 The search is MARVEL's exhaustive one (Sec. 3.1: "feasible because of only one level of tiling"):
 
-* every tile whose sizes divide their loop bounds and whose words fit L2 (double buffering
-  included); the whole layer as one tile when even the smallest does not fit is refused;
+* every tile whose sizes divide their loop bounds, with the filter window whole (the reading's
+  ``whole_filter``), and whose words fit L2 (double buffering included); the whole layer as one
+  tile when even the smallest does not fit is refused;
 * for each tile, each tensor's innermost DRAM axis independently (the DB of a tensor depends
   only on its own layout); the layout is the operator's default order with that axis moved
   innermost (only the innermost axis enters the cost);
@@ -12,22 +14,20 @@ The search is MARVEL's exhaustive one (Sec. 3.1: "feasible because of only one l
 
 Ties are common (a square layer is symmetric under exchanging width and height; a tensor's DB is
 often the same for two innermost axes; DMC is a ratio, so scaling a tile along a dimension whose
-blocks grow in proportion keeps it). They are cost-equal, and are broken toward the choices
-Table 3 prints on its tied layers, in this order:
+blocks grow in proportion keeps it). They are cost-equal and broken as an exhaustive search that
+keeps the first least cost breaks them when it scans layouts, then tiles:
 
-1. the smaller tile (fewer iterations; Table 3's depthwise L2-L4 take C=1, 64, 64 where larger
-   channel tiles cost the same);
-2. the preferred innermost axes (:func:`axis_preference`: a tensor's first axis, then its last,
-   then the others in order: the weight's K before C, as Table 3 breaks its weight ties, and the
-   width before the height, Table 3's X and P on L2, L5 and L8);
-3. the larger tile over the reduction dimensions (the dimensions the output does not depend on:
-   the fewer partial sums leave L2 and come back, a traffic the per-tile DB does not count;
-   Table 3's L13 and L14 take C=256 K=128 over the equal-cost C=128 K=256);
-4. the larger sizes on the earlier dimensions of the nest (``Y'`` before ``X'``: Table 3's tied
-   L11 and L12 tiles have the longer side on MARVEL's Q, accelsim's ``Y'``).
+1. the preferred innermost axes (:func:`axis_preference`: a tensor's first axis, then its last,
+   then the others in order: the weight's K before C and S before R, the width before the height);
+2. the first tile in MARVEL's loop-nest order ``t_N t_K t_C t_P t_Q t_R t_S``
+   (:data:`PAPER_LOOP_ORDER`), sizes ascending: the smallest ``T_K``, then ``T_C``, then the
+   width ``T_P``, then the height ``T_Q``. (``--mapper marvel`` asks for the largest tile first,
+   ``large_ties``: more work per tile for the PEs to share.)
+
 * the inter-tile order sorts the loops that iterate (more than one tile) by the DMC's slope at the
   chosen tile (:func:`~accelsim.mapping.distinct_blocks.dmc_slopes`), the most negative innermost
-  (MARVEL's rule); loops with one tile do not move data and are left out.
+  (MARVEL's rule), equal slopes in MARVEL's loop-nest order; loops with one tile do not move data
+  and are left out.
 """
 
 from __future__ import annotations
@@ -41,14 +41,29 @@ from accelsim.errors import InputError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
 from accelsim.mapping.distinct_blocks import (
+    MARVEL_READING,
+    DistinctBlocks,
+    Reading,
     block_words,
     dmc_slopes,
+    filter_window_dims,
     fits_l2,
     l2_capacity_words,
     tensor_blocks,
     tile_ops,
 )
 from accelsim.workload.loopnest import LoopNest
+
+
+# MARVEL's loop nest, outermost first (its P is the output width, accelsim's X')
+PAPER_LOOP_ORDER = ("N", "K", "C", "X'", "Y'", "R", "S")
+
+
+def paper_rank(nest: LoopNest) -> dict[str, int]:
+    """Each dimension's place in :data:`PAPER_LOOP_ORDER`; dimensions MARVEL's nest lacks follow in
+    the nest's own order."""
+    known = [d for d in PAPER_LOOP_ORDER if d in nest.dims]
+    return {d: i for i, d in enumerate(known + [d for d in nest.dims if d not in known])}
 
 
 def divisors(n: int) -> list[int]:
@@ -79,73 +94,77 @@ class OffchipChoice:
     ops: int
     tiles: int
     candidates: int  # tiles that fit L2 (each scored under its best layouts)
+    output_weight: int  # times the output's blocks count in the DMC (the reading's)
 
     @property
     def dmc(self) -> Fraction:
-        """Distinct blocks per operation of one tile (MARVEL's DMC)."""
-        return Fraction(sum(self.blocks.values()), self.ops)
+        """Distinct blocks per operation of one tile (MARVEL's DMC, the output's blocks counted
+        ``output_weight`` times)."""
+        return DistinctBlocks(self.blocks, self.ops, self.output_weight).dmc
 
 
 def axis_preference(axis: int, count: int) -> int:
     """Tie rank of a tensor's axis ``axis`` of ``count`` as its innermost one (lower first): the
-    first axis, then the last, then the others in order (module docstring, tie rule 2)."""
+    first axis, then the last, then the others in order (module docstring, tie rule 1)."""
     return 0 if axis == 0 else 1 if axis == count - 1 else axis + 1
 
 
-def best_innermost(nest: LoopNest, tile: Mapping[str, int], block: int) -> tuple[dict[str, int], dict[str, int]]:
+def best_innermost(nest: LoopNest, tile: Mapping[str, int], block: int,
+                   reading: Reading = MARVEL_READING) -> tuple[dict[str, int], dict[str, int]]:
     """(innermost axis, its DB) per tensor: the axis with the fewest blocks, the preferred one
     (:func:`axis_preference`) on a tie."""
     axes: dict[str, int] = {}
     blocks: dict[str, int] = {}
     for role, tensor_axes in nest.tensors.items():
         n = len(tensor_axes)
-        blocks[role], _, axes[role] = min((tensor_blocks(nest, role, tile, a, block), axis_preference(a, n), a)
+        blocks[role], _, axes[role] = min((tensor_blocks(nest, role, tile, a, block, reading), axis_preference(a, n), a)
                                           for a in range(n))
     return axes, blocks
 
 
 def inter_tile_order(nest: LoopNest, tile: Mapping[str, int], innermost: Mapping[str, int],
-                     block: int) -> tuple[str, ...]:
+                     block: int, reading: Reading = MARVEL_READING) -> tuple[str, ...]:
     """Loops with more than one tile, outermost first, by MARVEL's slope rule (most negative
-    slope innermost; a tie keeps the nest's dimension order)."""
-    slopes = dmc_slopes(nest, tile, innermost, block)
+    slope innermost; a tie keeps MARVEL's loop-nest order, :func:`paper_rank`)."""
+    slopes = dmc_slopes(nest, tile, innermost, block, reading)
     looping = [d for d, n in nest.dims.items() if n // tile[d] > 1]
-    rank = {d: i for i, d in enumerate(nest.dims)}
+    rank = paper_rank(nest)
     return tuple(sorted(looping, key=lambda d: (-slopes[d], rank[d])))
 
 
-def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False, large_ties: bool = False) -> OffchipChoice:
-    """The least-DMC off-chip mapping of ``nest`` on ``hw`` (module docstring: the search and its
-    tie rules). ``span``: a tile fits when its boxes, strided windows' gaps included, fit (what
-    accelsim's L2 holds; ``--mapper marvel`` needs it) rather than its distinct elements
-    (MARVEL's count; they differ on strided layers only). ``large_ties``: among equal DMCs the
-    larger tile first (tie rule 1 reversed: more work per tile for the PEs to share, which
+def optimize_offchip(nest: LoopNest, hw: HardwareSpec, span: bool = False, large_ties: bool = False,
+                     reading: Reading = MARVEL_READING) -> OffchipChoice:
+    """The least-DMC off-chip mapping of ``nest`` on ``hw`` under ``reading`` (module docstring: the
+    search and its tie rules). ``span``: a tile fits when its boxes, strided windows' gaps
+    included, fit (what accelsim's L2 holds; ``--mapper marvel`` needs it) rather than its
+    distinct elements (MARVEL's count; they differ on strided layers only). ``large_ties``:
+    among equal DMCs the larger tile first (more work per tile for the PEs to share, which
     ``--mapper marvel`` wants). Raises InputError when no tile fits L2."""
     block = block_words(hw)
     capacity = l2_capacity_words(hw)
-    dims = list(nest.dims)
+    rank = paper_rank(nest)
+    dims = sorted(nest.dims, key=rank.__getitem__)
+    whole = set(filter_window_dims(nest)) if reading.whole_filter else set()
     best: tuple | None = None
     count = 0
-    for sizes in product(*(divisors(nest.dims[d]) for d in dims)):
-        tile = dict(zip(dims, sizes))
+    for sizes in product(*([nest.dims[d]] if d in whole else divisors(nest.dims[d]) for d in dims)):
+        tile = {d: sizes[rank[d]] for d in nest.dims}
         if not fits_l2(nest, tile, capacity, span):
             continue
         count += 1
-        axes, blocks = best_innermost(nest, tile, block)
+        axes, blocks = best_innermost(nest, tile, block, reading)
         ops = tile_ops(tile)
         preference = sum(axis_preference(a, len(nest.tensors[role])) for role, a in axes.items())
-        reduction = tile_ops({d: tile[d] for d in nest.reduction_dims})
-        key = (Fraction(sum(blocks.values()), ops), -ops if large_ties else ops, preference, -reduction,
-               tuple(-n for n in sizes))
+        key = (DistinctBlocks(blocks, ops, reading.output_weight).dmc, -ops if large_ties else 0, preference, sizes)
         if best is None or key < best[0]:
             best = (key, tile, axes, blocks, ops)
     if best is None:
         raise InputError(f"no L2 tile fits: even one iteration's words exceed L2's {capacity} words per tile")
     _, tile, axes, blocks, ops = best
     return OffchipChoice(
-        tile, inter_tile_order(nest, tile, axes, block), axes,
+        tile, inter_tile_order(nest, tile, axes, block, reading), axes,
         {role: layout_with_innermost(nest, role, a) for role, a in axes.items()}, blocks, ops,
-        tile_ops(nest.dims) // ops, count)
+        tile_ops(nest.dims) // ops, count, reading.output_weight)
 
 
 def l2_tile_loops(dims: Iterable[str], choice: OffchipChoice, num_pes: int) -> list[Directive]:

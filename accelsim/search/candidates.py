@@ -91,14 +91,18 @@ def loopnest_text(nest: NestLayer) -> str:
 
 def encode(candidate: Candidate, layer: Layer, num_pes: int) -> Encoded:
     """The kind, text and directives of a candidate on ``num_pes`` PEs (InputError for something
-    else, MappingError for a loop nest that directives cannot express or that is of another
-    layer)."""
+    else, MappingError for a loop nest that directives cannot express, that is of another
+    layer or that pins register files)."""
     if isinstance(candidate, Genome):
         return Encoded("genome", candidate.text(), candidate.directives())
     if isinstance(candidate, NestLayer):
         if candidate.layer.loop_nest().dims != layer.loop_nest().dims:
             raise MappingError(f"the loop nest is of layer {candidate.layer.name!r}, whose loop dimensions "
                                f"differ from {layer.name!r}'s", reason="unknown_dim")
+        if candidate.inner_pins is not None:
+            raise MappingError(f"the loop nest of layer {candidate.layer.name!r} pins loops to register files inside "
+                               "the PE; search candidates are scored with the default rule: leave those entries out",
+                               reason="inner_pins")
         return Encoded("loopnest", loopnest_text(candidate), tuple(loopnest_dataflow(candidate, num_pes)))
     if isinstance(candidate, str):
         dataflow = parse_dataflow(candidate, layer)

@@ -52,16 +52,28 @@ from accelsim.search.candidates import (
     written_key,
 )
 from accelsim.search.executors import Executor, make_executor
-from accelsim.search.models import DEFAULT_WORK_BUDGETS, METRIC_COLUMNS, ModelTask, Outcome
+from accelsim.search.models import DEFAULT_WORK_BUDGETS, METRIC_COLUMNS, ModelTask, Outcome, metric_columns
 from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
 OBJECTIVES = {"latency": "cycles", "energy": "energy_pj", "edp": "edp_pj_cycles"}
 STATUS_COLUMNS = ("layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "dram_layouts", "key",
                   "status", "reason", "message", "cost", "fitness")
-COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")
+COLUMNS = (*STATUS_COLUMNS, *METRIC_COLUMNS, "wall_seconds", "new")  # on a design without register files
 _FLOAT_METRICS = {"energy_pj", "edp_pj_cycles", "pe_utilization"}
 INT_COLUMNS = tuple(c for c in METRIC_COLUMNS if c not in _FLOAT_METRICS)
+
+
+def columns(hw: HardwareSpec) -> tuple[str, ...]:
+    """The columns of a frame of candidates scored on ``hw``: :data:`COLUMNS`, with the register
+    files' metrics (:func:`accelsim.search.models.inner_level_columns`) after the others on a
+    design with register files inside the PE."""
+    return (*STATUS_COLUMNS, *metric_columns(hw), "wall_seconds", "new")
+
+
+def is_float_metric(column: str) -> bool:
+    """Whether a metric column holds floats (energies, EDP, utilization); the others are counts."""
+    return column in _FLOAT_METRICS or column.endswith("_energy_pj")
 BATCHES_PER_WORKER = 4
 
 
@@ -88,6 +100,8 @@ class Evaluator:
         self.work_budget = DEFAULT_WORK_BUDGETS.get(model, inf) if work_budget is None else work_budget
         layouts = {role: tuple(axes) for role, axes in (dram_layouts or {}).items()}
         self.task = ModelTask(layer, self.hw, model, check_mode(mode), self.work_budget, tuple(sorted(layouts.items())))
+        self.columns = columns(self.hw)
+        self.metric_columns = metric_columns(self.hw)
         self.dram_layouts = " ".join(layout_specs(layer.loop_nest(), layouts))
         self._written = COST_MODELS[model].written_form
         self._owned = executor is None
@@ -168,7 +182,7 @@ class Evaluator:
                 ok = record["status"] == "ok"
                 self._results[record["key"]] = Outcome(
                     record["status"], _plain(record["reason"]), _plain(record["message"]),
-                    {k: _plain(record[k]) for k in METRIC_COLUMNS} if ok else None, record["wall_seconds"])
+                    {k: _plain(record[k]) for k in self.metric_columns} if ok else None, record["wall_seconds"])
 
     # ----------------------------------------------------------------------------------------
     def _encode(self, candidate: Candidate) -> tuple[Encoded, tuple[str, bool, Outcome] | None]:
@@ -222,19 +236,16 @@ class Evaluator:
                "dataflow": dataflow_text(enc.dataflow), "dram_layouts": self.dram_layouts, "key": key,
                "status": result.status, "reason": result.reason, "message": result.message,
                "cost": float(cost), "fitness": -float(cost)}
-        for column in METRIC_COLUMNS:
-            row[column] = values.get(column) if ok else None
+        for column in self.metric_columns:  # a register file's tensor the layer lacks: 0 words
+            row[column] = values.get(column, 0) if ok else None
         row["wall_seconds"] = result.wall_seconds
         row["new"] = new
         return row
 
-    @staticmethod
-    def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-        frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        for column in INT_COLUMNS:
-            frame[column] = frame[column].astype("Int64")
-        for column in _FLOAT_METRICS:
-            frame[column] = frame[column].astype("float64")
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        frame = pd.DataFrame(rows, columns=list(self.columns))
+        for column in self.metric_columns:
+            frame[column] = frame[column].astype("float64" if is_float_metric(column) else "Int64")
         frame["new"] = frame["new"].astype(bool)
         return frame
 

@@ -2,10 +2,13 @@
 distinct-block model, then the on-chip subspace inside it, pruned as MARVEL prunes it.
 
 Phase 1 (off-chip, :func:`accelsim.mapping.offchip.optimize_offchip`): the L2 tile and the order
-of the loops over L2 tiles, exhaustively, least distinct blocks per MAC; tiles must fit accelsim's
-L2 as its buffer check counts them (boxes, strided windows' gaps included), and among tiles of
-equal cost the largest is taken (more work for the PEs to share; Table 3's comparison takes the
-smallest, as the paper does on its tied layers). The candidates'
+of the loops over L2 tiles, exhaustively, least distinct blocks per MAC as accelsim moves the
+tensors (:data:`accelsim.mapping.distinct_blocks.PHYSICAL_READING`: strided windows, the filter
+window tiled like any loop; MARVEL's own reading, which Table 3 supports, found slower mappings on
+marvel15's L6 and L15); tiles must fit accelsim's L2 as its buffer check counts them (boxes, strided windows' gaps
+included), and among tiles of equal cost the largest is taken (more work for the PEs to share;
+Table 3's comparison takes the first in MARVEL's loop order, as the paper does on its tied
+layers). The candidates'
 level-0 loops are that tile in that order (``TemporalMap(T, T)``), above one cluster of all PEs.
 
 Phase 2 (on-chip, MARVEL's Algorithm 1): inside the tile, one or two parallel dimensions (MARVEL
@@ -43,6 +46,7 @@ import pandas as pd
 
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import ClusterDirective, Directive, MapDirective
+from accelsim.mapping.distinct_blocks import PHYSICAL_READING
 from accelsim.mapping.offchip import OffchipChoice, divisors, l2_tile_loops, optimize_offchip
 from accelsim.search.candidates import Candidate
 from accelsim.search.legality import check_candidate
@@ -144,7 +148,7 @@ class MarvelMapper:
             raise ValueError(f"min_utilization must lie in 0..1, got {min_utilization}")
         self.layer, self.hw, self.batch, self.min_utilization = layer, hw, batch, min_utilization
         start = time.perf_counter()
-        self.offchip = optimize_offchip(layer.loop_nest(), hw, span=True, large_ties=True)
+        self.offchip = optimize_offchip(layer.loop_nest(), hw, span=True, large_ties=True, reading=PHYSICAL_READING)
         self.offchip_seconds = time.perf_counter() - start
         start = time.perf_counter()
         pruned = list(onchip_candidates(layer, self.offchip, hw, min_utilization))

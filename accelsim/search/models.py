@@ -63,10 +63,30 @@ METRIC_COLUMNS = ("cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "use
                   *STALL_COLUMNS)
 
 
+def inner_level_columns(hw: HardwareSpec) -> tuple[str, ...]:
+    """The columns a design with register files inside the PE adds after :data:`METRIC_COLUMNS`
+    (none on any other design, so its rows keep their columns): per register file, innermost
+    first, ``<tensor>_<level>_read`` and ``_write`` for each tensor it keeps, ``<level>_words``
+    (their sum) and ``<level>_energy_pj``, named by the level as the results CSV names it."""
+    out: list[str] = []
+    for lv in hw.inner_levels:
+        out += [f"{t}_{lv.name}_{rw}" for t in TENSORS if t in lv.keeps for rw in ("read", "write")]
+        out += [f"{lv.name}_words", f"{lv.name}_energy_pj"]
+    return tuple(out)
+
+
+def metric_columns(hw: HardwareSpec) -> tuple[str, ...]:
+    """Every metric column of a row scored on ``hw``: :data:`METRIC_COLUMNS`, then the register
+    files' (:func:`inner_level_columns`)."""
+    return METRIC_COLUMNS + inner_level_columns(hw)
+
+
 def metrics(result: LayerResult) -> dict[str, Any]:
     """The result of one model run as flat columns: cycles, energy (pJ), energy-delay product
     (pJ x cycles), utilization, buffer needs, per-tensor accesses at every level and their sums
-    per level (words), stall cycles by cause."""
+    per level (words), stall cycles by cause; on a design with register files inside the PE,
+    their accesses per tensor, sums and energy (:func:`inner_level_columns`; a tensor the layer
+    lacks counts 0)."""
     row: dict[str, Any] = {
         "cycles": result.cycles,
         "energy_pj": result.energy_pj,
@@ -87,6 +107,11 @@ def metrics(result: LayerResult) -> dict[str, Any]:
             row[f"{t}_{f}"] = getattr(result.accesses[t], f)
     for c in STALL_CAUSES:
         row[f"stall_{c}_cycles"] = result.stall_cycles.get(c, 0)
+    for level, per in result.inner_accesses.items():
+        for t, la in per.items():
+            row[f"{t}_{level}_read"], row[f"{t}_{level}_write"] = la.read, la.write
+        row[f"{level}_words"] = sum(la.read + la.write for la in per.values())
+        row[f"{level}_energy_pj"] = result.energy_breakdown_pj[level]
     return row
 
 

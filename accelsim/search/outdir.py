@@ -28,42 +28,51 @@ import pandas as pd
 from accelsim.errors import InputError
 from accelsim.mapping.jobs import Job, to_maestro
 from accelsim.mapping.maestro_format import write_maestro
-from accelsim.search.evaluate import COLUMNS, INT_COLUMNS
+from accelsim.search.evaluate import COLUMNS, STATUS_COLUMNS, is_float_metric
 
 SETTINGS = "search.json"
 _PART = re.compile(r"part-(\d+)\.parquet")
 CANDIDATES = "candidates.parquet"
-STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)
+STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)  # on a design without register files
 _TEXT = {"layer", "model", "mode", "objective", "encoding", "candidate", "dataflow", "dram_layouts", "key", "status",
          "reason", "message"}
 
 
-def _schema() -> Any:
+def stored_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """The columns ``candidates.parquet`` stores of an evaluator's frame ``columns``
+    (:func:`accelsim.search.evaluate.columns`): all but ``new``, then ``sample``."""
+    return tuple(c for c in columns if c != "new") + ("sample",)
+
+
+def _schema(columns: Sequence[str]) -> Any:
     import pyarrow as pa
 
     def kind(column: str) -> Any:
         if column in _TEXT:
             return pa.string()
-        if column in INT_COLUMNS or column == "sample":
+        if column == "sample" or (column not in STATUS_COLUMNS and column != "wall_seconds"
+                                  and not is_float_metric(column)):
             return pa.int64()
         return pa.float64()
 
-    return pa.schema([(c, kind(c)) for c in STORED_COLUMNS])
+    return pa.schema([(c, kind(c)) for c in columns])
 
 
 class SearchDir:
     """The output directory of one search (created, or reopened with ``resume``)."""
 
     def __init__(self, path: Path, settings: dict[str, Any], resume: bool,
-                 defaults: dict[str, Any] | None = None):
+                 defaults: dict[str, Any] | None = None, columns: Sequence[str] = STORED_COLUMNS):
         """``defaults``: the value a setting had before it existed; a search saved by an older
-        accelsim, whose settings lack it, resumes when the setting is still at that value."""
+        accelsim, whose settings lack it, resumes when the setting is still at that value.
+        ``columns``: the columns stored (:func:`stored_columns` of the evaluators' columns)."""
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise InputError("accelsim search writes candidates.parquet: pip install 'accelsim[search]'") from None
         self.path = path
         self.settings = settings
+        self.columns = tuple(columns)
         saved = path / SETTINGS
         if resume:
             if not saved.is_file():
@@ -115,15 +124,20 @@ class SearchDir:
         files = _part_files(self.path / CANDIDATES)
         parts = [files[n] for n in sorted(files)]
         if not parts:
-            return pd.DataFrame(columns=list(STORED_COLUMNS))
+            return pd.DataFrame(columns=list(self.columns))
         tables = []
         for part in parts:
             try:
-                tables.append(pq.read_table(part, schema=_schema()))
+                missing = [c for c in self.columns if c not in pq.read_schema(part).names]
+                tables.append(pq.read_table(part, schema=_schema(self.columns)))
             except (OSError, ValueError, pa.ArrowException) as exc:
                 raise InputError(f"{part}: not a whole part of a search's candidates ({type(exc).__name__}: "
                                  f"{str(exc)[:200]}); a crash or a full disk can leave one: remove it and --resume "
                                  "again (its candidates are scored again)") from None
+            if missing:
+                raise InputError(f"{part}: saved without the column(s) {', '.join(missing[:4])}"
+                                 + (", ..." if len(missing) > 4 else "") + " that rows on this hardware carry "
+                                 "(an older accelsim's search); run the search again in a new directory")
         return pa.concat_tables(tables).to_pandas()
 
     def append(self, frame: pd.DataFrame) -> None:
@@ -131,7 +145,7 @@ class SearchDir:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(frame[list(STORED_COLUMNS)], schema=_schema(), preserve_index=False)
+        table = pa.Table.from_pandas(frame[list(self.columns)], schema=_schema(self.columns), preserve_index=False)
         final = self.path / CANDIDATES / f"part-{self._parts:06d}.parquet"
         hidden = final.with_name("." + final.name)
         pq.write_table(table, hidden)

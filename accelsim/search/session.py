@@ -33,14 +33,15 @@ from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.search.candidates import parse_dataflow
 from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, write_cosearch
-from accelsim.search.evaluate import OBJECTIVES, Evaluator
+from accelsim.search.evaluate import OBJECTIVES, Evaluator, columns
 from accelsim.search.genome import MAX_LEVELS, Genome
 from accelsim.search.executors import Executor
 from accelsim.search.mappers import ExhaustiveMapper, GammaMapper, Mapper, RandomMapper
 from accelsim.cost_models import SIMULATOR, model_names
 from accelsim.search.marvel import MarvelMapper
 from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
-from accelsim.search.outdir import SearchDir
+from accelsim.search.models import inner_level_columns
+from accelsim.search.outdir import SearchDir, stored_columns
 from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
 from accelsim.search.seeds import named_style_seeds, seed_genomes
 from accelsim.search.space import SearchSpace
@@ -211,7 +212,7 @@ def run_search(settings: SearchSettings, out: Path, executor: Executor, resume: 
         network, layers = _layers(settings, hw.num_pes)
     if settings.co_search:
         return _co_search(settings, hw, network, layers, out, executor, resume, progress)
-    with SearchDir(out, settings.to_dict(), resume, SearchSettings.defaults()) as directory:
+    with SearchDir(out, settings.to_dict(), resume, SearchSettings.defaults(), stored_columns(columns(hw))) as directory:
         return _search_layers(settings, hw, network, layers, directory, executor, progress)
 
 
@@ -273,7 +274,7 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
             if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
                 best = found.best
             frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-            summary["layers"].append({**_layer_summary(layer, found, reranking, best, screen_seconds,
+            summary["layers"].append({**_layer_summary(layer, hw, found, reranking, best, screen_seconds,
                                                        time.perf_counter() - start), "styles": styles,
                                       "screen_best_cost": found.best["cost"] if found.best is not None else None,
                                       "simulate": _simulate_command(settings, directory, layer, best)})
@@ -284,21 +285,21 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep the layer's best so far, then stop
             finished = bool(summary["layers"]) and summary["layers"][-1]["layer"] == layer.name
             if saver is not None and not finished and not isinstance(exc, Exception):
-                _keep_interrupted(directory, network, summary, best_jobs, layer, saver)
+                _keep_interrupted(directory, network, summary, best_jobs, layer, saver, hw)
             raise
     directory.write_convergence(frames)
     return summary
 
 
 def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any], best_jobs: list[Job], layer: Layer,
-                      saver: _Saver) -> None:
+                      saver: _Saver, hw: HardwareSpec) -> None:
     """A layer's search was stopped: add it to ``summary.json`` as ``interrupted`` with what it
     scored and its best so far, and that mapping to ``best.m``, so the directory is usable as it
     is (``--resume`` still finishes the search)."""
     best = saver.best_row
     summary["layers"].append({"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
                               "stopped": "interrupted",
-                              "best": {k: best[k] for k in _BEST_FIELDS} if best is not None else None})
+                              "best": _best_fields(best, hw)})
     if best is not None:
         directory.write_best(network, [*best_jobs, Job(layer, parse_dataflow(best["dataflow"], layer), "search")])
     directory.write_summary(summary)
@@ -306,6 +307,12 @@ def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any
 
 _BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
                 "candidate", "dataflow", "dram_layouts")
+
+
+def _best_fields(best: dict[str, Any] | None, hw: HardwareSpec) -> dict[str, Any] | None:
+    """What ``summary.json`` keeps of a layer's best row: :data:`_BEST_FIELDS`, then on a design
+    with register files inside the PE their accesses, sums and energy."""
+    return None if best is None else {k: best[k] for k in (*_BEST_FIELDS, *inner_level_columns(hw))}
 
 
 def _simulate_command(settings: SearchSettings, directory: SearchDir, layer: Layer,
@@ -322,11 +329,10 @@ def _simulate_command(settings: SearchSettings, directory: SearchDir, layer: Lay
     return shlex.join(words)
 
 
-def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
+def _layer_summary(layer: Layer, hw: HardwareSpec, found: LayerSearch, reranking: Reranking | None, best: dict[str, Any] | None,
                    screen_seconds: float, seconds: float) -> dict[str, Any]:
     frame = found.frame
     status = frame["status"]
-    keep = _BEST_FIELDS
     return {
         "layer": layer.name,
         "op": layer.op.value,
@@ -337,7 +343,7 @@ def _layer_summary(layer: Layer, found: LayerSearch, reranking: Reranking | None
         "errors": {str(k): int(v) for k, v in frame.loc[status == "error", "reason"].value_counts().items()},
         "stopped": found.stopped,
         "mapper": found.mapper,
-        "best": {k: best[k] for k in keep} if best is not None else None,
+        "best": _best_fields(best, hw),
         "two_stage": reranking.summary() if reranking is not None else None,
         "screen_seconds": screen_seconds,
         "seconds": seconds,

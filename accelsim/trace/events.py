@@ -21,14 +21,18 @@ Components (all times in accelerator cycles, counts in words):
   active PEs) and ``stall_<cause>`` spans (cause as in the result's ``stall_cycles``).
 - ``pe<N>``: PE N's computation (``pe`` detail only).
 - buffer counters ``l2``, ``l1_operand``, ``l1_output``: buffers in use.
+- a register file inside the PE (named as the hardware names it, e.g. ``RF16``; a design with
+  register files only): ``read`` and ``write`` of one tensor in one step by all PEs, spanning
+  the step's ``compute`` span (:mod:`accelsim.trace.register_files`); kept with ``pe_array``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol
 
 from accelsim.errors import InputError
+from accelsim.trace.register_files import RegisterFileAccess
 
 DETAILS = ("step", "transfer", "pe")
 FORMATS = ("perfetto", "parquet", "csv", "dram")
@@ -115,14 +119,18 @@ class TraceRecorder:
 
     ``now`` returns the engine's current cycle: DRAM records are made when the channel
     frees, which splits them into busy and latency spans. ``raw`` writers (the DRAM request
-    trace) receive every DRAM event whatever the component filter says.
+    trace) receive every DRAM event whatever the component filter says. ``register_files``
+    (a design with register files inside the PE) gives a step's accesses of each; they are
+    recorded after the step's ``compute`` span, over it.
     """
 
-    def __init__(self, config: TraceConfig, writers: list[TraceWriter], raw: list[TraceWriter], now):
+    def __init__(self, config: TraceConfig, writers: list[TraceWriter], raw: list[TraceWriter], now,
+                 register_files: Callable[[int], list[RegisterFileAccess]] | None = None):
         self.config = config
         self.writers = writers
         self.raw = raw
         self.now = now
+        self.register_files = register_files
         self.pending: dict[str, TraceEvent] = {}  # step detail: a network's span being merged
 
     def __call__(self, component: str, kind: str, start: int, end: int, step: int,
@@ -143,6 +151,11 @@ class TraceRecorder:
                 self._merge(ev)
             else:
                 self._emit(ev)
+        if self.register_files is not None and component == "pe_array" and kind == "compute":
+            for a in self.register_files(step):
+                for rw, words in (("read", a.read), ("write", a.write)):
+                    if words:
+                        self._emit(TraceEvent(a.level, rw, start, end, step, a.tensor, words, pes))
 
     def level(self, buffer: str, cycle: int, in_use: int, capacity: int) -> None:
         if "buffers" in self.config.components:

@@ -2,7 +2,10 @@
 
 One process per layer, one track (thread) per component, complete events (``ph: X``) for
 spans, async events (``ph: b/e``) for DRAM latency (latency spans may overlap), and counters
-(``ph: C``) for buffers in use and for each network's bandwidth in use. ``ts`` and ``dur`` are
+(``ph: C``) for buffers in use, for each network's bandwidth in use and, on a design with
+register files inside the PE, for each register file's reads and writes of each tensor
+(words per cycle over each step's compute span: ``register file RF16: input read
+(words/cycle)``; exact words are in the events table). ``ts`` and ``dur`` are
 in microseconds of real time, as the format defines them: a cycle lasts ``1 / clock_mhz`` us (the
 hardware's clock, also in ``otherData``), so a viewer's time axis reads as the accelerator's.
 Events are written in the order the engine records them; viewers sort by time.
@@ -48,15 +51,17 @@ def _span(ev: TraceEvent, tid: int, name: str, clock_mhz: float) -> str:
 class PerfettoWriter:
     """Writes ``path`` as the events arrive; ``close`` finishes the JSON document."""
 
-    def __init__(self, path: Path, title: str, other: dict, clock_mhz: float = 1.0):
+    def __init__(self, path: Path, title: str, other: dict, clock_mhz: float = 1.0,
+                 register_files: tuple[str, ...] = ()):
         self.clock_mhz = clock_mhz  # cycles per microsecond
+        self.register_files = register_files  # components written as rate counters
         self.f = open(path, "w", encoding="utf-8", newline="\n")
         self.f.write('{"traceEvents":[\n')
         self.first = True
         self.other = other
         self.named: set[int] = set()
         self.async_id = 0
-        self.bw_zero_at: dict[str, int] = {}  # component -> cycle its bandwidth returns to 0
+        self.zero_at: dict[str, int] = {}  # rate counter -> cycle it returns to 0
         self._write({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": title}})
 
     def _write(self, obj: dict | str) -> None:
@@ -79,6 +84,10 @@ class PerfettoWriter:
         return tid
 
     def event(self, ev: TraceEvent) -> None:
+        if ev.component in self.register_files:
+            if ev.end_cycle > ev.start_cycle:
+                self._rate(f"register file {ev.component}: {ev.tensor} {ev.kind} (words/cycle)", ev)
+            return
         if ev.kind.endswith("_latency"):
             args = {"kind": ev.kind, "step": ev.step, "tensor": ev.tensor, "words": ev.words, "pes": ev.pes}
             self.async_id += 1
@@ -94,27 +103,26 @@ class PerfettoWriter:
             name = ev.kind
         self._write(_span(ev, self._track(ev), name, self.clock_mhz))
         if ev.kind in BANDWIDTH_KINDS and ev.end_cycle > ev.start_cycle:
-            self._bandwidth(ev)
+            self._rate(f"bandwidth in use: {ev.component} (words/cycle)", ev)
 
-    def _bandwidth(self, ev: TraceEvent) -> None:
-        """Counter of words/cycle in use on the event's component; a component's bursts come
-        in time order, so a 0 is written only where the network really falls idle."""
-        zero_at = self.bw_zero_at.get(ev.component)
-        name = f"bandwidth in use: {ev.component} (words/cycle)"
+    def _rate(self, name: str, ev: TraceEvent) -> None:
+        """Counter ``name`` of words/cycle over the event's span (bandwidth in use on a network,
+        or a register file's accesses); a counter's events come in time order, so a 0 is
+        written only where it really falls idle."""
+        zero_at = self.zero_at.get(name)
         if zero_at is not None and zero_at < ev.start_cycle:
             self._write({"ph": "C", "pid": PID, "name": name, "ts": self._us(zero_at), "args": {"words_per_cycle": 0}})
         value = round(ev.words / (ev.end_cycle - ev.start_cycle), 6)
         self._write(f'{{"args":{{"words_per_cycle":{value!r}}},"name":{_quoted(name)},"ph":"C","pid":{PID},'
                     f'"ts":{self._us(ev.start_cycle)!r}}}')
-        self.bw_zero_at[ev.component] = ev.end_cycle
+        self.zero_at[name] = ev.end_cycle
 
     def counter(self, sample: CounterSample) -> None:
         self._write(f'{{"args":{{"buffers":{sample.value}}},"name":{_quoted("buffers in use: " + sample.counter)},'
                     f'"ph":"C","pid":{PID},"ts":{self._us(sample.cycle)!r}}}')
 
     def close(self) -> None:
-        for component, zero_at in sorted(self.bw_zero_at.items()):
-            self._write({"ph": "C", "pid": PID, "name": f"bandwidth in use: {component} (words/cycle)",
-                         "ts": self._us(zero_at), "args": {"words_per_cycle": 0}})
+        for name, zero_at in sorted(self.zero_at.items()):
+            self._write({"ph": "C", "pid": PID, "name": name, "ts": self._us(zero_at), "args": {"words_per_cycle": 0}})
         self.f.write('\n],\n"otherData":' + _dumps(self.other) + "}\n")
         self.f.close()

@@ -24,6 +24,7 @@ from accelsim.results import LayerResult, NetworkResult
 from accelsim.trace.dram_requests import DramRequestWriter, base_addresses
 from accelsim.trace.events import BUFFERS, TraceConfig, TraceRecorder, TraceWriter
 from accelsim.trace.perfetto import PerfettoWriter
+from accelsim.trace.register_files import RegisterFileSteps
 from accelsim.trace.table import TableWriter, has_pyarrow
 
 PERFETTO_FILE = "trace.json"
@@ -32,6 +33,8 @@ META_FILE = "meta.json"
 # the result figures meta.json repeats (those a trace accounts for)
 RESULT_FIELDS = ("cycles", "macs", "pe_utilization", "compute_busy_cycles", "stall_cycles", "accesses",
                  "noc_words", "egress_words", "steps")
+# and on a design with register files inside the PE, their totals (every level's accesses) and loops
+INNER_RESULT_FIELDS = ("level_accesses", "inner_loops")
 
 
 class ParquetFallbackWarning(UserWarning):
@@ -59,7 +62,9 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
         meta["provenance"] = provenance
     _write_meta(out_dir, meta)
     writers, raw, files = _open_writers(sim, config, out_dir, meta)
-    recorder = TraceRecorder(config, writers, raw, lambda: sim.env.now)
+    register_files = RegisterFileSteps(cm, hw, lambda step: sim.profile.demand(step)).accesses \
+        if hw.inner_levels else None
+    recorder = TraceRecorder(config, writers, raw, lambda: sim.env.now, register_files)
     sim.sink = recorder
     try:
         result = sim.run()
@@ -68,7 +73,8 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     meta["cycles"] = result.cycles
     meta["buffers"] = {name: sim.buffer_capacities[name] for name in BUFFERS}
     meta["files"] = files
-    meta["result"] = {k: v for k, v in result.to_dict().items() if k in RESULT_FIELDS}
+    meta["result"] = {k: v for k, v in result.to_dict().items()
+                      if k in RESULT_FIELDS or hw.inner_levels and k in INNER_RESULT_FIELDS}
     meta["status"] = "complete"
     _write_meta(out_dir, meta)
     return result
@@ -104,7 +110,8 @@ def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
     if "perfetto" in config.formats:
         title = f"{meta['layer']} on {meta['hw']} ({meta['mode']})"
         other = {k: meta[k] for k in ("layer", "hw", "mode", "time_unit", "clock_mhz")}
-        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other, meta["clock_mhz"]))
+        writers.append(PerfettoWriter(out_dir / PERFETTO_FILE, title, other, meta["clock_mhz"],
+                                      tuple(lv.name for lv in sim.hw.inner_levels)))
         files.append(PERFETTO_FILE)
     tables = [f for f in ("parquet", "csv") if f in config.formats]
     for fmt in tables:
