@@ -80,6 +80,7 @@ class Rates:
     reduction_write_latency_cycles: int
     tile_barrier: str
     neighbour_forwarding: bool
+    pads_ragged_tiles: bool
     l2_prefetch_words: int = 0
     multiply_on_arrival: bool = False
 
@@ -144,6 +145,7 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         reduction_write_latency_cycles=red.write_latency_cycles,
         tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
         neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
+        pads_ragged_tiles=noc.pads_ragged_tiles and "packed_ingress" not in ideal,
         l2_prefetch_words=hw.l2.size_bytes // hw.word_size_bytes
         if hw.l2.prefetch == "free_space" and not double_l2 else 0,
         multiply_on_arrival=pes.multiply_on_arrival and "multiply_on_arrival" not in ideal,

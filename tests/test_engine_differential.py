@@ -67,6 +67,7 @@ def preset_hardware(draw) -> HardwareSpec:
     overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
                  "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared", "l2.prefetch=none",
                  "pe_array.multiply_on_arrival=false", "distribution_noc.fill=array",
+                 "distribution_noc.pads_ragged_tiles=false",
                  "reduction_noc.write_latency_cycles=0",
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",

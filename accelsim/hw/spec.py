@@ -165,6 +165,9 @@ class DistributionNoCSpec(_Strict):
     # PE (``latency_cycles`` per hop of the whole array); ``used``, to the farthest PE the step
     # uses (STONNE's mesh fills a tile of r x c outputs in r + c - 1 hops)
     fill: Literal["array", "used"] = "array"
+    # a tile clipped at its dimension's end (a ragged fold) still costs its full size on the
+    # root ports: the missing elements go as zero packages (STONNE's MAERI), not read from L2
+    pads_ragged_tiles: bool = False
 
     @field_validator("kind")
     @classmethod

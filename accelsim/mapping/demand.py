@@ -171,6 +171,8 @@ class ProfileOptions:
     forwarding: bool = False
     # the write ports are MAERI's collection-bus lines (reduction_noc.write_ports: collection_bus)
     write_bus: bool = False
+    # the ports carry a ragged tile's zero padding (distribution_noc.pads_ragged_tiles)
+    pad_ragged: bool = False
     # record each step's used rows and columns (distribution_noc.fill: used)
     fill_used: bool = False
 
@@ -450,6 +452,7 @@ class ScheduleProfile:
         idx = [rep[:, i:i + 1] for i in range(loops)]
         units = cls.units()
         cur = boxes(cm, idx, units)
+        padded = boxes(cm, idx, units, padded=True) if opts.pad_ragged and opts.ports > 1 else None
         act = cur.active
         vol = cur.volume()
         count = cls.count
@@ -493,7 +496,10 @@ class ScheduleProfile:
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
                                       fetched.ravel()[sel], opts.multicast)
             delivered[role] = (count[None, :] * new).sum(axis=1)
-            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], fetched.ravel()[sel],
+            on_port = fetched
+            if padded is not None:  # the padding of a clipped tile, wherever the tile is sent
+                on_port = fetched + np.where(fetched > 0, volume(*padded.tensor(nest, role)) - volume(lo, hi), 0)
+            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], on_port.ravel()[sel],
                              opts.multicast))
         footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
@@ -653,6 +659,7 @@ class ScheduleProfile:
         # each member PE at the step and at its class's previous step
         member_prev = [np.repeat(p, cls.count, axis=1) for p in prev_idx]
         cur = boxes(cm, idx, [u[None, :] for u in units])
+        padded = boxes(cm, idx, [u[None, :] for u in units], padded=True) if opts.pad_ragged else None
         prev = boxes(cm, member_prev, [u[None, :] for u in units])
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
@@ -676,7 +683,11 @@ class ScheduleProfile:
                 keys = np.concatenate([keys, np.where(fwd.valid[:, None], fwd.lo.T, -1),
                                        np.where(fwd.valid[:, None], fwd.hi.T, -1)], axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
-            _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
+            on_port = new
+            if padded is not None:  # a clipped tile's padding, as the class table counts it
+                pad_lo, pad_hi = (a[:, 0, :] for a in padded.tensor(nest, role))
+                on_port = new + np.where(new > 0, volume(pad_lo, pad_hi) - volume(lo, hi), 0)
+            _add_port_words(port_load, keys, on_port, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
         readback: tuple[int, ...] = ()
         if reads_back:

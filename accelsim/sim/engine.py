@@ -161,6 +161,7 @@ class LayerSimulation:
             write_ports=rates.write_ports,
             write_bus=rates.write_bus,
             fill_used=rates.used_fill_hop_cycles > 0,
+            pad_ragged=rates.pads_ragged_tiles,
             array_rows=hw.pe_array.rows,
             array_cols=hw.pe_array.cols,
             wavefront=rates.write_wavefront,

@@ -49,8 +49,8 @@ RUNGS: dict[str, frozenset[str]] = {
 LADDER = (MAESTRO_MODE, *RUNGS, OVERLAP)
 RUNG_MEANING = {
     MAESTRO_MODE: "the simulator in maestro mode (every effect below ideal) against STONNE",
-    "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers) against one "
-             "packed transfer per step, the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
+    "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers, a ragged fold's "
+             "padding included: `distribution_noc.pads_ragged_tiles`) against one packed transfer per step, the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
              "each output written through its fixed port as the wavefront finishes it) and MAERI's collection bus "
              "(`collection_bus`: each VN's output through the bus line its adder switch is wired to, then STONNE's "
              "write queue) against one shared width after the step",
