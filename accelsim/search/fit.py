@@ -34,7 +34,8 @@ def buffer_needs(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> tuple[
         cm = compile_mapping(space.layer, genome.directives(), space.num_pes, source="tile repair")
     except (InputError, MappingError):
         return None
-    return buffer_needs_bytes(cm, hw.word_size_bytes, hw.l1.double_buffered, hw.l2.double_buffered)
+    return buffer_needs_bytes(cm, hw.word_size_bytes, hw.l1.double_buffered, hw.l2.double_buffered,
+                              hw.l2.bypassed)
 
 
 def fit_tiles(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> Genome:
