@@ -161,6 +161,25 @@ def test_written_as_timeloop_files_with_its_pins(tmp_path):
     assert results[1]["cycles"] == results[0]["cycles"]
 
 
+@pytest.mark.parametrize("inner, message", [
+    # the default rule: RF0 (weights, 7 words) holds S3 R3 of the step's loops (...C R S), 9 > 7, so S3;
+    # RF1 (inputs, 1 word) holds none, fewer than RF0 below it: Timeloop's levels nest
+    ([{**RF7, "keeps": ["weight"]}, {**RF24, "size_bytes": 1, "keeps": ["input"]}],
+     "register file RF1 holds fewer loops than the one below it"),
+    ([{**RF7, "double_buffered": True}], "a double-buffered register file"),
+])
+def test_timeloop_files_refuse_what_they_cannot_say(tmp_path, inner, message):
+    """What Timeloop's levels inside a PE cannot say is one ``error:`` line (exit 2), no file."""
+    path = tmp_path / "one.yaml"
+    path.write_text(PROBLEM + "mapping:\n  - {target: L1, type: temporal, factors: K=2 R=3 S=3 P=3 Q=3}\n")
+    _hw(tmp_path, inner)
+    done = _cli("mapping", "--hw", str(tmp_path / "tiny_rf.yaml"), "--mapping", str(path), "--format", "timeloop",
+                "-o", str(tmp_path / "tl.yaml"), cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(lines) == 1 and "no Timeloop equivalent: " + message in lines[0], done.stderr
+    assert not (tmp_path / "tl.yaml").exists() and "Traceback" not in done.stderr
+
+
 def test_other_formats_and_search_candidates_refuse_pins(tmp_path):
     """A MAESTRO .m file cannot carry the pins (one error line), and a pinned loop nest given
     to the search evaluator is an illegal row (reason inner_pins)."""

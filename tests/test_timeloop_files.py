@@ -526,12 +526,48 @@ def test_written_file_is_what_timeloop_model_read(tmp_path):
     assert res.exit_code == 0, res.output
     assert out.read_text() == (written / "conv3x3_eyeriss_like.yaml").read_text()
     with open(written / "timeloop_model_stats.csv", newline="") as fh:
-        stats = {(r["level"], r["tensor"]): r for r in csv.DictReader(fh)}
+        stats = {(r["level"], r["tensor"]): r for r in csv.DictReader(fh) if r["file"] == "conv3x3_eyeriss_like.yaml"}
     t = load_timeloop([str(written / "conv3x3_eyeriss_like.yaml")])
     acc = analyze_layer(prepare(t.jobs[0], t.hw), t.hw, "maestro").accesses
     assert int(stats["DRAM", "Weights"]["utilized_macs"]) == t.jobs[0].layer.macs // int(stats["DRAM", "Weights"]["cycles"])
     assert (acc["weight"].dram_read, acc["output"].dram_write) == (int(stats["DRAM", "Weights"]["reads"]),
                                                                     int(stats["DRAM", "Outputs"]["updates"]))
+
+
+def test_written_register_files_against_timeloop_model(tmp_path):
+    """validation/timeloop/written/: timeloop-model v3.0.3 read the file the writer makes for
+    examples/register_file_pins.yaml on interstellar_rf2 (RF16 inside each of 256 PEs holding
+    C=2; L1, Timeloop's RegisterFile, R=3 S=3). The writer still writes it byte for byte; read
+    back with --timeloop on interstellar_rf2 (the file's RF16 loops pin its register file),
+    every operand count at every level is Timeloop's (totals over the instances): reads equal
+    Timeloop's reads and writes its fills at RF16, L1 and L2, DRAM reads its reads; DRAM output
+    writes are its updates (8,192 = 32 x 16 x 16 outputs once). RF16's output writes are
+    Timeloop's updates (one per MAC) plus its fills plus the 8,192 partial sums Timeloop starts
+    at zero instead of filling (accelsim fills every output word a box touches: 131,072 boxes of
+    one output word each, 122,880 + 8,192)."""
+    written = REAL.parent / "written"
+    out = tmp_path / "w.yaml"
+    res = CliRunner().invoke(main, ["mapping", "--hw", "interstellar_rf2", "--mapping",
+                                    "examples/register_file_pins.yaml", "--format", "timeloop", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == (written / "conv3x3_interstellar_rf2.yaml").read_text()
+    with open(written / "timeloop_model_stats.csv", newline="") as fh:
+        stats = {(r["level"], r["tensor"]): {k: int(v) for k, v in r.items() if k not in ("file", "level", "tensor")}
+                 for r in csv.DictReader(fh) if r["file"] == "conv3x3_interstellar_rf2.yaml"}
+    t = load_timeloop([str(written / "conv3x3_interstellar_rf2.yaml")], hw_ref="interstellar_rf2")
+    cm = prepare(t.jobs[0], t.hw)
+    ours = analyze_layer(cm, t.hw, "maestro").level_accesses()
+    names = {"RF16": "RF16", "RegisterFile": "L1", "GlobalBuffer": "L2"}
+    tensors = {"Weights": "weight", "Inputs": "input"}
+    for (level, tensor), row in stats.items():
+        if level in names and tensor in tensors:
+            assert ours[names[level]][tensors[tensor]] == {"read": row["reads"], "write": row["fills"]}, (level, tensor)
+    assert ours["DRAM"]["weight"]["read"] == stats["DRAM", "Weights"]["reads"]
+    assert ours["DRAM"]["input"]["read"] == stats["DRAM", "Inputs"]["reads"]
+    outputs = 32 * 16 * 16
+    assert ours["DRAM"]["output"]["write"] == stats["DRAM", "Outputs"]["updates"] == outputs
+    rf = stats["RF16", "Outputs"]
+    assert ours["RF16"]["output"]["write"] == rf["updates"] + rf["fills"] + outputs
 
 
 def _written_and_read_back(hw_name: str, mapping: str):

@@ -2,18 +2,26 @@
 reads, in one YAML document (Timeloop merges top-level keys, so one file holds all three):
 
 - ``architecture`` in the 2020-2023 tree form: ``DRAM``, a ``GlobalBuffer`` (L2), and
-  ``PE[0..N-1]`` each holding a ``RegisterFile`` (L1) and its MACs, sizes and bandwidths from
-  the hardware spec;
+  ``PE[0..N-1]`` each holding a ``RegisterFile`` (L1), the spec's register files inside the PE
+  (``inner_levels``, outermost first, by name) and its MACs, sizes and bandwidths from the
+  hardware spec;
 - ``problem``: Timeloop's CNN layer with its shape written out (``M`` output channels, ``P``/``Q``
   output rows/cols paired with ``R``/``S`` and ``Hstride``/``Wstride``);
 - ``mapping``: the loop nest (:func:`~accelsim.mapping.loopnest_format.loopnest_of`) per
   level: DRAM's loops, L2's loops and one spatial entry spreading the L2 tile over the PEs
-  (accelsim's nested cluster levels flattened into one fanout), and the register file's loops (a
-  PE's tile, and the steps a PE takes in a row).
+  (accelsim's nested cluster levels flattened into one fanout), the register file's loops (a
+  PE's tile, and the steps a PE takes in a row; with register files inside the PE, the step's
+  loops outside them), then each register file's loops: those
+  :func:`~accelsim.mapping.inner_levels.inner_tiling` gives it (the pins or the default rule),
+  the loops accelsim's counts use;
+- a ``bypass`` entry (``keep``/``bypass``) for the global buffer when ``l2.keeps`` leaves an
+  operand out and for each register file that does not keep every tensor.
 
-What Timeloop's three levels cannot say is refused with a :class:`MappingError`: temporal loops
+What Timeloop's levels cannot say is refused with a :class:`MappingError`: temporal loops
 between two cluster levels, a dimension split twice at one level, a ragged split (Timeloop's
-factors multiply exactly to the dimension), an operator outside the convolution family.
+factors multiply exactly to the dimension), an operator outside the convolution family, register
+files in a PE of several MACs or double-buffered, or one holding fewer loops than a register
+file below it.
 """
 
 from __future__ import annotations
