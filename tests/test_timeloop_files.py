@@ -334,8 +334,10 @@ def test_levels_inside_the_pe_against_timeloop_model():
 def test_against_timeloop_model():
     """The 33 dense triples timeloop-model ran, read with --timeloop as a user has them: all run.
     Cycles (analytical model, maestro mode): Timeloop's, which are its compute cycles (no level
-    limits bandwidth), plus at most 4 (accelsim's first fill and last drain) wherever Timeloop has
-    more than one level, so within 1% from 400 cycles up. DRAM counts (weight, input and output
+    limits bandwidth), plus 2 (accelsim's first distribution and last reduction) wherever the
+    outermost level declares no bandwidth (``dram.model: none``: its transfers take no cycles),
+    plus 4 on the dot product whose only level declares one (its first read and last write take a
+    cycle each), so within 1% from 400 cycles up. DRAM counts (weight, input and output
     reads, output updates against accelsim's writes) equal timeloop-model's on every triple with
     more than one level where no level bypasses a tensor (19), and on 4 of the 10 where one does;
     the others differ as the README's convention table says (a bypassed tensor; a single level
@@ -348,8 +350,8 @@ def test_against_timeloop_model():
     assert len(rows) == 33 and all(c.accelsim_status == "ok" for c in rows), [c for c in rows
                                                                              if c.accelsim_status != "ok"]
     for c in rows:
-        if not c.single_level:
-            assert 0 <= c.accelsim_cycles - c.timeloop_cycles <= 4, c
+        assert c.accelsim_cycles - c.timeloop_cycles == (4 if c.triple_id == "isca2022_01.2.1_DUDU_dot_product"
+                                                        else 2), c
         if c.timeloop_cycles >= 400:
             assert c.accelsim_cycles <= 1.01 * c.timeloop_cycles, c
 

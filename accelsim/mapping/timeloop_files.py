@@ -41,7 +41,7 @@ from accelsim.mapping.compile import CompiledMapping, InnerPins, PinnedLevel, Pi
 from accelsim.mapping.inner_levels import inner_tiling
 from accelsim.mapping.jobs import Job
 from accelsim.mapping.loopnest_format import NestEntry, NestLayer, loopnest_dataflow
-from accelsim.mapping.timeloop_arch import TimeloopArch, read_architecture
+from accelsim.mapping.timeloop_arch import StorageLevel, TimeloopArch, read_architecture
 from accelsim.mapping.timeloop_problem import TimeloopProblem, read_problem
 
 _FACTOR = re.compile(r"([A-Za-z]+)\s*=*\s*([0-9]+)(,([0-9]+))?")
@@ -434,15 +434,24 @@ def _ample(arch: TimeloopArch, plan: _Plan) -> float:
     return float(UNLIMITED_WORDS_PER_CYCLE)
 
 
+def _dram_data(dram: StorageLevel, word_bytes: int, ample: float) -> dict[str, Any]:
+    """The spec's ``dram`` for Timeloop's outermost level: with a declared read or write
+    bandwidth, a ``simple`` channel at its read bandwidth (words per cycle); with neither,
+    ``model: none``, whose transfers take no cycles: Timeloop limits no level that declares no
+    bandwidth, so its accesses cost no cycles (their words, and energy, are still counted)."""
+    if dram.read_bandwidth is None and dram.write_bandwidth is None:
+        return {"model": "none", "bandwidth_bytes_per_cycle": ample * word_bytes}
+    return {"model": "simple", "latency_cycles": 0, "burst_bytes": word_bytes,
+            "bandwidth_bytes_per_cycle": (dram.read_bandwidth or ample) * word_bytes}
+
+
 def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int,
                    files: Sequence[_RegisterFile] = (), l2_bypass: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The spec's data; ``files``: the Timeloop levels that become register files inside the
     PE, innermost first; ``l2_bypass``: the operands L2 does not keep."""
     word_bytes = _word_bytes(arch)
     ample = _ample(arch, plan)
-    n = len(arch.levels)
     l2 = arch.levels[1] if plan.pe_first > 1 else None
-    dram = arch.levels[0]
     data: dict[str, Any] = {
         "name": arch.name, "source": "Timeloop architecture", "word_size_bytes": word_bytes,
         "pe_array": {"count": plan.num_pes, "macs_per_pe_per_cycle": plan.macs_per_pe},
@@ -454,8 +463,7 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
         "distribution_noc": {"kind": "bus", "multicast": True, "bandwidth_words_per_cycle": ample,
                              "latency_cycles": 0},
         "reduction_noc": {"kind": "tree", "bandwidth_words_per_cycle": ample, "latency_cycles_per_hop": 0},
-        "dram": {"model": "simple", "latency_cycles": 0, "burst_bytes": word_bytes,
-                 "bandwidth_bytes_per_cycle": (dram.read_bandwidth or ample) * word_bytes if n > 0 else ample},
+        "dram": _dram_data(arch.levels[0], word_bytes, ample),
     }
     if arch.clock_mhz:
         data["clock_mhz"] = arch.clock_mhz

@@ -1,6 +1,8 @@
 """``none``: no off-chip memory. The layer's operands are in L2 when it starts and its outputs
 stay there (STONNE's SDMemory holds every operand and STONNE has no DRAM), so a transfer
-between "DRAM" and L2 takes no cycles, in every mode; the words are still counted."""
+between "DRAM" and L2 takes no cycles, in every mode; the words are still counted (and charged
+``energy.dram_access_pj`` each). The ``--timeloop`` reader also gives it to an outermost level
+that declares no bandwidth: Timeloop charges no cycles for such a level's accesses."""
 
 from __future__ import annotations
 
