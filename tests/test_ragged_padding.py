@@ -12,6 +12,11 @@ channels x 2 columns = 4 input words each, 32; over 2 K tiles x 64 positions 4,0
 tiles' weights 2 x 8 x 4 = 64: 4,160 on the busiest port, STONNE's ``dn_busiest_port_sends``,
 and 4,160 + 18 = 4,178 cycles, STONNE's. Clipped, the 4 multipliers with s = 1 get 2 words: 24
 per step, 2 x 64 x 24 + 2 x 24 = 3,120 on the port, 3,138 cycles. Input L2 reads stay 6,912.
+
+A ragged *output* tile is read as well as sent: STONNE's SDMemory reads an input word only if
+it lies inside the ends of the filter and channel folds (index_R + x < T_X' + R - 1,
+index_S + y < T_Y' + S - 1, index_C + c < C), never checking the layer's output edge (conv_ty3
+below); the weights it reads check K too, so only the input reads grow.
 """
 
 from __future__ import annotations
@@ -25,12 +30,17 @@ from accelsim.validation.stonne_set import case_layer, cases
 STONNE = Path(__file__).resolve().parents[1] / "validation" / "stonne"
 
 
+def _clipped(hw):
+    """``hw`` with ``distribution_noc.pads_ragged_tiles`` off."""
+    return hw.model_copy(update={"distribution_noc": hw.distribution_noc.model_copy(
+        update={"pads_ragged_tiles": False})})
+
+
 def test_conv_s_rem_sends_its_padding_through_the_ports():
     row = cases(STONNE)["conv_s_rem"]
     cm, hw = case_layer(STONNE, row)
     assert hw.distribution_noc.pads_ragged_tiles
-    clipped = hw.model_copy(update={"distribution_noc": hw.distribution_noc.model_copy(
-        update={"pads_ragged_tiles": False})})
+    clipped = _clipped(hw)
     padded = simulate_layer(cm, hw)
     assert padded.cycles == analyze_layer(cm, hw, "realistic").cycles == int(row["cycles"]) == 4178
     assert simulate_layer(cm, hw, SimOptions(per_pe=True)).cycles == 4178  # PE by PE, the same ports
@@ -40,3 +50,28 @@ def test_conv_s_rem_sends_its_padding_through_the_ports():
         == int(row["sram_input_reads"]) == 6912
     maestro = SimOptions(mode="maestro")
     assert simulate_layer(cm, hw, maestro).cycles == simulate_layer(cm, clipped, maestro).cycles
+
+
+def test_conv_ty3_reads_the_whole_window_of_its_ragged_output_tile():
+    """STONNE's conv_ty3: CONV R=S=3, C=K=4 on a 12x12 input, 10x10 outputs, stride 1; T_R=T_S=3,
+    T_C=1, T_K=2, T_Y'=3 (3 output columns per step, which does not divide 10). A step's input
+    window is (T_Y' - 1) x 1 + T_S = 5 columns x 3 rows x 1 channel = 15 words; the 4th column
+    step covers output columns 9..11 of which only 9 exists, and STONNE still reads its whole
+    window (input columns 9..13, two of them past the 12-column input). Steps: 2 K tiles x 4
+    channels x 10 output rows x 4 column steps = 320; 320 x 15 = 4,800 input reads, STONNE's
+    ``sram_input_reads``. Clipped, the last step's window is 3 columns, 9 words: 80 x (3 x 15 + 9)
+    = 4,320. Every multiplier of the 6 VNs (2 K x 3 columns, 9 each) receives its input, padding
+    included: 320 x 54 = 17,280 L1 writes, STONNE's ``ms_inputs_from_memory`` (and its
+    multiplications); the MACs stay 14,400, the weight reads 144 and the output writes 400."""
+    row = cases(STONNE)["conv_ty3"]
+    cm, hw = case_layer(STONNE, row)
+    padded, clipped = simulate_layer(cm, hw), simulate_layer(cm, _clipped(hw))
+    assert padded.accesses["input"].l2_read == analyze_layer(cm, hw, "realistic").accesses["input"].l2_read \
+        == simulate_layer(cm, hw, SimOptions(per_pe=True)).accesses["input"].l2_read \
+        == int(row["sram_input_reads"]) == 4800
+    assert clipped.accesses["input"].l2_read == 4320
+    assert padded.accesses["input"].l1_write == int(row["ms_inputs_from_memory"]) == 17280
+    assert padded.macs == clipped.macs == int(row["macs"]) == 14400
+    assert padded.accesses["weight"].l2_read == clipped.accesses["weight"].l2_read \
+        == int(row["sram_weight_reads"]) == 144
+    assert padded.accesses["output"].l2_write == int(row["sram_psum_writes"]) == 400

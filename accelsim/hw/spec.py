@@ -191,7 +191,8 @@ class DistributionNoCSpec(_Strict):
     # uses (STONNE's mesh fills a tile of r x c outputs in r + c - 1 hops)
     fill: Literal["array", "used"] = "array"
     # a tile clipped at its dimension's end (a ragged fold) still costs its full size on the
-    # root ports: the missing elements go as zero packages (STONNE's MAERI), not read from L2
+    # root ports: the missing elements go as zero packages (STONNE's MAERI), not read from L2;
+    # a ragged output tile's padded positions get their inputs, read from L2 as STONNE reads them
     pads_ragged_tiles: bool = False
 
     @field_validator("kind")

@@ -42,6 +42,7 @@ import numpy as np
 from accelsim.mapping.compile import CompiledMapping
 from accelsim.mapping.forwarding import NeighbourLinks
 from accelsim.mapping.geometry import (
+    Boxes,
     LoopClass,
     UnitClasses,
     boxes,
@@ -51,6 +52,7 @@ from accelsim.mapping.geometry import (
     loop_points,
     loop_indices,
     loop_strides,
+    output_dims,
     pe_index,
     previous_active,
     step_loop_indices,
@@ -174,7 +176,8 @@ class ProfileOptions:
     forwarding: bool = False
     # the write ports are MAERI's collection-bus lines (reduction_noc.write_ports: collection_bus)
     write_bus: bool = False
-    # the ports carry a ragged tile's zero padding (distribution_noc.pads_ragged_tiles)
+    # the ports carry a ragged tile's zero padding, and the inputs of a ragged output tile's
+    # padded positions are read from L2 too (distribution_noc.pads_ragged_tiles)
     pad_ragged: bool = False
     # record each step's used rows and columns (distribution_noc.fill: used)
     fill_used: bool = False
@@ -497,6 +500,7 @@ class ScheduleProfile:
         count = cls.count
         prev_idx, has_prev = previous_active(cm, rep, units, self.points)
         prev = boxes(cm, prev_idx, units)
+        read = self._read_boxes(idx, prev_idx, units, cur, prev)
         classes = len(cls)
         case_of = np.repeat(np.arange(n), classes)
         class_of_row = np.tile(np.arange(classes), n)
@@ -510,8 +514,10 @@ class ScheduleProfile:
         on_ports: list[tuple] = []  # what the distribution network's ports carry, tensor by tensor
         for role in OPERAND_ROLES:
             reused = role in opts.reused_operands  # else nothing is kept from the previous step
-            lo, hi = cur.tensor(nest, role)
-            plo, phi = prev.tensor(nest, role)
+            rcur, rprev = read[role]
+            act = rcur.active
+            lo, hi = rcur.tensor(nest, role)
+            plo, phi = rprev.tensor(nest, role)
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi))
             new = np.where(act, volume(lo, hi) - np.where(has_prev[:, None] & reused, inter, 0), 0)
             kept = moving_prev & reused
@@ -540,6 +546,7 @@ class ScheduleProfile:
                 on_port = fetched + np.where(fetched > 0, volume(*padded.tensor(nest, role)) - volume(lo, hi), 0)
             on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], on_port.ravel()[sel],
                              opts.multicast))
+        act = cur.active
         footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
         # ---- outputs: a run is the steps over one output tile
@@ -584,6 +591,19 @@ class ScheduleProfile:
             **self._used_extent(act),
             forwarded=forwarded,
         )
+
+    def _read_boxes(self, idx: list[np.ndarray], prev_idx: list[np.ndarray], units: list[np.ndarray],
+                    cur: Boxes, prev: Boxes) -> dict[str, tuple[Boxes, Boxes]]:
+        """Per operand, the boxes the PEs are sent (now, at their previous step): ``cur`` and
+        ``prev``, except the input with ``pad_ragged``, whose boxes keep a ragged output tile's
+        padded positions (STONNE reads the whole input window of an output tile from SRAM,
+        checking only the filter and channel folds' ends)."""
+        read = {role: (cur, prev) for role in OPERAND_ROLES}
+        if self.opts.pad_ragged:
+            keep = output_dims(self.cm.nest)
+            read["input"] = (boxes(self.cm, idx, units, padded=True, pad_dims=keep),
+                             boxes(self.cm, prev_idx, units, padded=True, pad_dims=keep))
+        return read
 
     def _demands_of(self, cases: np.ndarray) -> list[StepDemand]:
         """The demands of ``cases`` (rows of class numbers per loop) as records, with the
@@ -700,6 +720,7 @@ class ScheduleProfile:
         cur = boxes(cm, idx, [u[None, :] for u in units])
         padded = boxes(cm, idx, [u[None, :] for u in units], padded=True) if opts.pad_ragged else None
         prev = boxes(cm, member_prev, [u[None, :] for u in units])
+        read = self._read_boxes(idx, member_prev, [u[None, :] for u in units], cur, prev)
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
         packets: dict[str, tuple[int, ...]] = {}
@@ -708,15 +729,16 @@ class ScheduleProfile:
         forwarded = 0
         for role in OPERAND_ROLES:
             kept = prev_valid and role in opts.reused_operands
-            lo, hi = (a[:, 0, :] for a in cur.tensor(nest, role))
-            plo, phi = (a[:, 0, :] for a in prev.tensor(nest, role))
+            rcur, rprev = read[role]
+            lo, hi = (a[:, 0, :] for a in rcur.tensor(nest, role))
+            plo, phi = (a[:, 0, :] for a in rprev.tensor(nest, role))
             inter = volume(np.maximum(lo, plo), np.minimum(hi, phi)) if kept else 0
-            new = np.where(cur.active[0], volume(lo, hi) - inter, 0)
+            new = np.where(rcur.active[0], volume(lo, hi) - inter, 0)
             keys = np.concatenate([lo.T, hi.T] + ([plo.T, phi.T] if kept else []), axis=1)
             if role == "input" and self.links is not None:  # PE by PE: each member's own neighbour
                 fwd = self.links.forwarded(lo, hi, plo, phi, np.full(lo.shape[1:], prev_valid),
                                            role in opts.reused_operands, [p[0] for p in member_prev], np.array(step), units)
-                got = np.where(cur.active[0], fwd.words, 0)
+                got = np.where(rcur.active[0], fwd.words, 0)
                 new = new - got
                 forwarded = int(got.sum())
                 keys = np.concatenate([keys, np.where(fwd.valid[:, None], fwd.lo.T, -1),

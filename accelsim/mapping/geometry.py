@@ -140,11 +140,13 @@ def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.prod(np.maximum(hi - lo + 1, 0), axis=0)
 
 
-def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False) -> Boxes:
+def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
+          pad_dims: frozenset[str] | None = None) -> Boxes:
     """Boxes of sub-unit tuples ``units`` (one array per level) at loop indices ``idx`` (one
     array per loop); all arrays broadcast to one shape. ``padded``: a window clipped at its
-    parent's end keeps its full size (the zero padding of a ragged tile, as STONNE sends it);
-    which PEs are active does not change."""
+    parent's end keeps its full size (the zero padding of a ragged tile, as STONNE sends it),
+    in the dimensions ``pad_dims`` (None: every dimension); a sub-unit whose window the
+    padding reaches works on padding."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
     loop_of = _loop_of(cm)
     start = {d: np.zeros(shape, dtype=np.int64) for d in cm.nest.dims}
@@ -164,7 +166,7 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False) -
                 offset = window * ld.offset
             start[ld.dim] = start[ld.dim] + offset
             clipped = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
-            if padded:
+            if padded and (pad_dims is None or ld.dim in pad_dims):
                 active &= clipped > 0
                 clipped = np.where(clipped > 0, ld.size, 0)
             extent[ld.dim] = clipped
@@ -172,6 +174,11 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False) -
         active &= extent[d] > 0
     extent = {d: np.where(active, e, 0) for d, e in extent.items()}
     return Boxes(start, extent, active)
+
+
+def output_dims(nest: LoopNest) -> frozenset[str]:
+    """The loop-nest dimensions that index the output tensor (those of no reduction)."""
+    return frozenset(d for axis in nest.tensors["output"] for d, _ in axis)
 
 
 def pe_boxes(cm: CompiledMapping, idx: Index, pes: np.ndarray) -> Boxes:
