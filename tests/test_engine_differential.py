@@ -30,7 +30,7 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
-from accelsim.mapping.demand import ProfileOptions, ScheduleProfile
+from accelsim.mapping.demand import ScheduleProfile
 from accelsim.workload.tables import load_network
 
 from reference_v1.engine_v1 import SimOptions as OldOptions  # noqa: E402  (tests/ is on sys.path)
