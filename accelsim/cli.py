@@ -1340,6 +1340,9 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @click.option("--work-budget", type=float, default=None,
               help="Most work the scoring model may spend on one candidate (analytical: iteration cases x PEs, "
                    "default 200000; sim: iteration cases, default 200000); candidates above are skipped.")
+@click.option("--offchip-genes", is_flag=True,
+              help="gamma/random: genomes also pin the L2 tile and the order of the loops over L2 tiles "
+                   "(MARVEL's off-chip subspace; README: Search).")
 @click.option("--style-seeds/--no-style-seeds", default=True, show_default=True,
               help="Score the named styles' mappings of each layer first (GAMMA starts from those that are "
                    "genomes), so the best is never worse than the best style under the scoring model.")
@@ -1351,10 +1354,10 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @_progress_option
 def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model,
                    co_search, hw_ranges, area_budget_mm2, size_buffers, vary_layers, mutate_hw, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
-                   style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
+                   offchip_genes, style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
-    from accelsim.search.executors import make_executor
+    from accelsim.search.executors import available_cores, make_executor
     from accelsim.search.session import SearchSettings, run_search
 
     _start_time_budget(max_seconds)
@@ -1363,7 +1366,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
     if scheduler is not None and workers != 1:
         _fail("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
     check_output_directory("--out", out_dir, parents=True)
-    cores = _available_cores()
+    cores = available_cores()
     if workers > cores:
         click.echo(f"warning: --workers {workers}: only {cores} core(s) available to this process; using {cores}",
                    err=True)
@@ -1374,7 +1377,7 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
                                   style_seeds, tuple(timeloop), unique_reuse, co_search, tuple(hw_ranges),
-                                  area_budget_mm2, size_buffers, vary_layers, mutate_hw)
+                                  area_budget_mm2, size_buffers, vary_layers, mutate_hw, offchip_genes)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:
@@ -1388,14 +1391,6 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
             executor.close()
     click.echo(_format_search(summary))
     click.echo(f"wrote {out_dir}", err=True)
-
-
-def _available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask where the system has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 # What one scored candidate costs a layer's search in memory (its rows in the search's frames,

@@ -64,8 +64,10 @@ def preset_hardware(draw) -> HardwareSpec:
     # the frozen engines have no controller barrier, no neighbour forwarding, reuse every
     # operand from L1, share the reduction network's width, start a step's MACs after all its
     # operands (issue 17's stonne_* presets set otherwise) and have no L2 prefetch (eyeriss_chip sets it; tests/test_l2_prefetch.py checks it)
+    # and no bypass at L2 (eyeriss_chip's filters bypass it; tests/test_l2_bypass.py checks it)
     overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
                  "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared", "l2.prefetch=none",
+                 "l2.keeps=[input, weight, output]",
                  "pe_array.multiply_on_arrival=false",
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",

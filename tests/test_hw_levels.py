@@ -47,16 +47,21 @@ def _load(tmp_path, levels: list[dict]) -> None:
 
 
 def test_levels_not_modelled_are_refused(tmp_path):
-    """A second shared buffer, a bypass at L2, and both forms at once are each one InputError
-    saying so (register files inside the PE are modelled: tests/test_inner_levels.py)."""
+    """A second shared buffer, outputs bypassing L2, a bypass at L1 or DRAM, and both forms at
+    once are each one InputError saying so (register files inside the PE and operands bypassing
+    L2 are modelled: tests/test_inner_levels.py, tests/test_l2_bypass.py)."""
     l1 = {"name": "L1", "instances": "per_pe", "size_bytes": 128}
     l2 = {"name": "L2", "instances": "shared", "size_bytes": 262144, "read_bandwidth_words_per_cycle": 16,
           "write_bandwidth_words_per_cycle": 16}
     dram = {"name": "DRAM", "instances": "shared", "kind": "dram"}
     with pytest.raises(InputError, match="more than one shared buffer are not modelled yet"):
         _load(tmp_path, [l1, l2, {**l2, "name": "L3"}, dram])
-    with pytest.raises(InputError, match="L2 keeps only input, weight; bypass is modelled only at the register"):
+    with pytest.raises(InputError, match="L2 keeps only input, weight; outputs bypassing the shared buffer are "
+                                         "not modelled yet"):
         _load(tmp_path, [l1, {**l2, "keeps": ["input", "weight"]}, dram])
+    with pytest.raises(InputError, match="L1 keeps only input, output; bypass is modelled at the register files "
+                                         "inside a PE and at the shared buffer"):
+        _load(tmp_path, [{**l1, "keeps": ["input", "output"]}, l2, dram])
     data = yaml.safe_load(_as_levels("eyeriss_like"))
     data["l1"] = {"size_bytes": 512}
     path = tmp_path / "both.yaml"

@@ -137,8 +137,8 @@ def test_register_file_too_small_is_refused(tmp_path):
 
 
 def test_levels_that_are_not_modelled_are_refused(tmp_path):
-    """A per-cluster level, a bypass at L2 and a register file's bandwidth are one InputError
-    each."""
+    """A per-cluster level, outputs bypassing L2 and a register file's bandwidth are one
+    InputError each."""
     cluster = {"name": "C", "instances": "per_cluster", "size_bytes": 1024}
     with pytest.raises(InputError, match="per-cluster levels and more than one shared buffer are not modelled"):
         _hw(tmp_path, [RF7, cluster])
@@ -146,7 +146,7 @@ def test_levels_that_are_not_modelled_are_refused(tmp_path):
     data = yaml.safe_load((tmp_path / "tiny_rf.yaml").read_text())
     data["levels"][2]["keeps"] = ["input", "weight"]  # L2
     (tmp_path / "bypass.yaml").write_text(yaml.safe_dump(data))
-    with pytest.raises(InputError, match="bypass is modelled only at the register files inside a PE"):
+    with pytest.raises(InputError, match="outputs bypassing the shared buffer are not modelled yet"):
         load_hardware(tmp_path / "bypass.yaml")
     with pytest.raises(InputError, match="RF0: the bandwidth of a register file inside the PE is not modelled"):
         _hw(tmp_path, [{**RF7, "read_bandwidth_words_per_cycle": 2}])

@@ -65,12 +65,13 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                                                  reused_operands=rates.reused_operands,
                                                  write_ports=rates.write_ports, array_rows=hw.pe_array.rows,
                                                  array_cols=hw.pe_array.cols, wavefront=rates.write_wavefront,
-                                                 forwarding=rates.neighbour_forwarding),
+                                                 forwarding=rates.neighbour_forwarding,
+                                                 l2_bypass=hw.l2.bypassed),
                             l2_words)
     cases = enumerate_cases(profile.loop_classes)
     steps = profile.table(cases.klass)
     tiles = profile.tiles.table()
-    acc = _accesses(cases, steps, tiles)
+    acc = _accesses(cases, steps, tiles, hw.l2.bypassed)
     cycles, busy, stall = _cycles(hw, rates, profile, cases, steps, tiles, systolic_fold)
     count = cases.count
     n = len(steps)
@@ -78,7 +79,7 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
     forwarded = int((count * steps.forwarded).sum())
     counts = LayerCounts(
         cycles=cycles, compute_busy_cycles=busy, stall_cycles=stall, macs=int((count * steps.macs).sum()),
-        accesses=acc, noc_words=sum(acc[t].l2_read for t in OPERAND_ROLES) + readback,
+        accesses=acc, noc_words=sum(int((count * steps.sent[t].total(n)).sum()) for t in OPERAND_ROLES) + readback,
         noc_delivered_words=sum(acc[t].l1_write for t in OPERAND_ROLES) + readback - forwarded,
         egress_words=int((count * steps.drain_pe_words).sum()), steps=int(count.sum()), forwarded_words=forwarded,
         l1_required_words=int(steps.peak_pe_words.max(initial=0)),
@@ -94,22 +95,25 @@ def dram_channel_cycles(cm: CompiledMapping, hw: HardwareSpec, mode: str = "real
     rates = effective_rates(hw, idealized(check_mode(mode)))
     l2_words = hw.l2.size_bytes // hw.word_size_bytes // rates.l2_buffers
     tiles = ScheduleProfile(cm, ProfileOptions(rates.multicast, rates.ingress_words_per_cycle,
-                                               rates.egress_words_per_cycle), l2_words).tiles.table()
+                                               rates.egress_words_per_cycle, l2_bypass=hw.l2.bypassed),
+                            l2_words).tiles.table()
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
     dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
     return int((tiles.cases.count * (dram_in + dram_out)).sum())
 
 
-def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable) -> dict[str, TensorAccesses]:
+def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable, bypass: frozenset[str]) -> dict[str, TensorAccesses]:
     """Per-tensor reads and writes (words): operands are read from L2 once per transfer,
     written into L1 once per delivered word and read from L1 once per MAC; outputs are
     accumulated in L1 (a read and a write per MAC), drained (L1 read, L2 write after
-    reduction), read back as partial sums and moved between L2 and DRAM per L2 tile."""
+    reduction), read back as partial sums and moved between L2 and DRAM per L2 tile. An
+    operand in ``bypass`` (L2 does not keep it) is never read from or written to L2: its
+    transfers are DRAM reads, in the tiles' reads."""
     n, k = cases.count, len(steps)
     macs = int((n * steps.macs).sum())
     acc = {t: TensorAccesses() for t in TENSORS}
     for role in OPERAND_ROLES:
-        acc[role].l2_read = int((n * steps.sent[role].total(k)).sum())
+        acc[role].l2_read = 0 if role in bypass else int((n * steps.sent[role].total(k)).sum())
         acc[role].l1_write = int((n * steps.delivered_words[role]).sum())
         acc[role].l1_read = macs
     readback = int((n * steps.readback.total(k)).sum())
@@ -122,7 +126,8 @@ def _accesses(cases: Cases, steps: DemandTable, tiles: TileTable) -> dict[str, T
     for role in TENSORS:
         fetched = int((m * tiles.read_words[role]).sum())
         acc[role].dram_read += fetched
-        acc[role].l2_write += fetched
+        if role not in bypass:
+            acc[role].l2_write += fetched
     written = int((m * tiles.write_words).sum())
     out.dram_write += written
     out.l2_read += written

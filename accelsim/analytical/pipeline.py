@@ -118,7 +118,7 @@ class _Recent:
             del self.times[self.numbers.popleft()]
 
 
-@dataclass
+@dataclass(slots=True)
 class _State:
     """Event times (cycles) and stall counters carried from step to step."""
 
@@ -155,27 +155,28 @@ class _State:
         self.drained = [0] * self.l1_buffers
 
     def vector(self) -> list[int]:
-        return [self.channel_free, *self.distributed, *(w[0] for w in self.writes), self.written, self.fetched,
+        return [self.channel_free, *self.distributed, *[w[0] for w in self.writes], self.written, self.fetched,
                 self.arrived,
                 self.noc_free, self.compute_free, *self.computed, self.drain_free, self.land_free, *self.drained,
                 self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile]
 
     def load(self, values: list[int]) -> None:
-        it = iter(values)
-        self.channel_free = next(it)
-        self.distributed = [next(it) for _ in self.distributed]
+        """Set the state from a :meth:`vector` of the same shape."""
+        self.channel_free = values[0]
+        i = 1 + len(self.distributed)
+        self.distributed = values[1:i]
         for w in self.writes:
-            w[0] = next(it)
-        self.written = next(it)
-        self.fetched = next(it)
-        self.arrived = next(it)
-        self.noc_free, self.compute_free = next(it), next(it)
-        self.computed = [next(it) for _ in self.computed]
-        self.drain_free = next(it)
-        self.land_free = next(it)
-        self.drained = [next(it) for _ in self.drained]
-        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy,
-         self.step, self.tile) = (next(it) for _ in range(6))
+            w[0] = values[i]
+            i += 1
+        self.written, self.fetched, self.arrived, self.noc_free, self.compute_free = values[i:i + 5]
+        i += 5
+        self.computed = values[i:i + len(self.computed)]
+        i += len(self.computed)
+        self.drain_free, self.land_free = values[i:i + 2]
+        i += 2
+        self.drained = values[i:i + len(self.drained)]
+        i += len(self.drained)
+        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile) = values[i:i + 6]
 
 
 class Pipeline:
@@ -273,18 +274,17 @@ class Pipeline:
         if compute_free > began:
             began = compute_free
         waited = began - compute_free
-        if tile_first:
+        dram = 0
+        if tile_first:  # the wait for the tile's arrival is DRAM's
             dram = s.arrived - compute_free
             if dram < 0:
                 dram = 0
-            if waited < dram:
+            elif dram > waited:
                 dram = waited
-        else:
-            dram = 0
+            s.stall_dram += dram
         held = waited - dram
         if start - free < held:
             held = start - free
-        s.stall_dram += dram
         s.stall_reduction += held
         s.stall_noc += waited - dram - held
         done = began + compute
@@ -317,18 +317,22 @@ class Pipeline:
     # ---------------------------------------------------------------- traversal
     def _sequence(self, parts: list[tuple[Callable[[], None], int]]) -> Callable[[], None]:
         """A body running each (body, times) of ``parts`` in order (see :meth:`_repeat`)."""
+        if len(parts) == 1 and parts[0][1] == 1:
+            return parts[0][0]
+        repeat = self._repeat
+
         def run() -> None:
             for body, times in parts:
-                self._repeat(body, times)
+                if times == 1:
+                    body()
+                else:
+                    repeat(body, times)
 
         return run
 
     def _repeat(self, body: Callable[[], None], times: int) -> None:
         """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
         remaining ones (all but the last, which meets the next block) as shifts."""
-        if times == 1:  # nothing to skip
-            body()
-            return
         s = self.s
         done = 0
         previous: list[int] | None = None
@@ -366,29 +370,47 @@ class Pipeline:
         ``tile_loops`` loops step from L2 tile to L2 tile, ``tile_of`` -> tile case) and return
         the cycles until the last output is written back."""
         last_class = [len(c) - 1 for c in classes]
+        Parts = list[tuple[Callable[[], None], int]]
 
-        def block(level: int, prefix: tuple) -> Callable[[], None]:
-            if level == len(classes):
-                inner = prefix[tile_loops:]
-                first = all(k == 0 for k in inner)
-                last = list(inner) == last_class[tile_loops:]
-                return partial(self._step, self._case(case_of[prefix]), first, last)
-            return self._sequence([(block(level + 1, prefix + (i,)), c.count) for i, c in enumerate(classes[level])])
+        def nested(level: int, prefix: tuple, inner: Callable[[int, tuple, Parts], None], out: Parts) -> None:
+            """Append the parts of loop ``level``'s classes to ``out`` in order, each running
+            ``inner``'s parts; a class run once is spliced into the sequence (same steps, same
+            order)."""
+            for i, c in enumerate(classes[level]):
+                if c.count == 1:
+                    inner(level + 1, prefix + (i,), out)
+                else:
+                    parts: Parts = []
+                    inner(level + 1, prefix + (i,), parts)
+                    out.append((self._sequence(parts), c.count))
 
-        def tiles(level: int, prefix: tuple) -> Callable[[], None]:
+        def block(level: int, prefix: tuple, out: Parts) -> None:
+            if level < len(classes):
+                nested(level, prefix, block, out)
+                return
+            inner = prefix[tile_loops:]
+            first = all(k == 0 for k in inner)
+            last = list(inner) == last_class[tile_loops:]
+            out.append((partial(self._step, self._case(case_of[prefix]), first, last), 1))
+
+        def tiles(level: int, prefix: tuple, out: Parts) -> None:
             if level < tile_loops:
-                return self._sequence([(tiles(level + 1, prefix + (i,)), c.count)
-                                       for i, c in enumerate(classes[level])])
-            tile, steps = tile_of[prefix], block(level, prefix)
+                nested(level, prefix, tiles, out)
+                return
+            parts: Parts = []
+            block(level, prefix, parts)
+            tile, steps = tile_of[prefix], self._sequence(parts)
 
             def whole_tile() -> None:
                 self._tile_writes = self.write_cycles[tile] > 0
                 self._begin_tile(tile)
                 steps()
                 self._end_tile(tile)
-            return whole_tile
+            out.append((whole_tile, 1))
 
-        tiles(0, ())()
+        nest: Parts = []
+        tiles(0, (), nest)
+        self._sequence(nest)()
         s = self.s
         end = max(s.compute_free, s.land_free)
         for ready, cycles, number in s.writes:

@@ -50,6 +50,7 @@ def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptio
     ``progress``: the engine's progress hook; ``budget``: refuses a layer estimated over it
     (:func:`check_size`)."""
     check_size(cm, budget)
+    hw.refuse_bypass("functional execution (--functional)")
     operands = random_operands(cm.layer, check_dtype(dtype), seed)
     values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists)
     result = LayerSimulation(cm, hw, options, values=values, progress=progress).run()

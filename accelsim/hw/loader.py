@@ -110,8 +110,8 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
     """A hardware mapping whose memory hierarchy is given as ``levels`` (innermost first) with
     ``inner_levels``, ``l1``, ``l2`` and the DRAM bandwidth filled in from it: the list must be
     per-PE buffers (the last is L1, the ones before it the register files inside the PE,
-    which may bypass tensors), one shared buffer and DRAM, these three keeping every tensor
-    (anything else is an InputError saying what is not modelled)."""
+    which may bypass tensors), one shared buffer (which may bypass input and weight) and DRAM,
+    L1 and DRAM keeping every tensor (anything else is an InputError saying what is not modelled)."""
     raw = data["levels"]
     if not isinstance(raw, list):
         raise InputError("field 'levels': expected a list of storage levels, innermost first", source=source,
@@ -131,11 +131,15 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
                          + "); per-cluster levels and more than one shared buffer are not modelled yet",
                          source=source, line=line)
     inner, (l1, l2, dram) = levels[:inner_count], levels[inner_count:]
-    for lv in (l1, l2, dram):
+    for lv in (l1, dram):
         if set(lv.keeps) != set(TENSORS):
             raise InputError(f"field 'levels': {lv.name} keeps only {', '.join(lv.keeps)}; "
-                             "bypass is modelled only at the register files inside a PE (every tensor passes "
-                             "through L1, L2 and DRAM)", source=source, line=line)
+                             "bypass is modelled at the register files inside a PE and at the shared buffer (L2) "
+                             "only (every tensor passes through L1 and DRAM)", source=source, line=line)
+    if "output" not in l2.keeps:
+        raise InputError(f"field 'levels': {l2.name} keeps only {', '.join(l2.keeps) or 'nothing'}; outputs "
+                         "bypassing the shared buffer are not modelled yet (only input and weight may bypass it)",
+                         source=source, line=line)
     for lv in inner:
         if lv.size_bytes is None:
             raise InputError(f"field 'levels': {lv.name} needs size_bytes", source=source, line=line)
@@ -171,7 +175,8 @@ def expand_levels(data: dict, source: str, line: int | None = None) -> dict:
     out["l2"] = {"size_bytes": l2.size_bytes, "double_buffered": l2.double_buffered,
                  "read_bandwidth_words_per_cycle": l2.read_bandwidth_words_per_cycle,
                  "write_bandwidth_words_per_cycle": l2.write_bandwidth_words_per_cycle,
-                 **({"prefetch": l2.prefetch} if l2.prefetch is not None else {})}
+                 **({"prefetch": l2.prefetch} if l2.prefetch is not None else {}),
+                 **({"keeps": list(l2.keeps)} if set(l2.keeps) != set(TENSORS) else {})}
     dram_section = dict(data.get("dram") or {})
     if dram.read_bandwidth_words_per_cycle is not None:
         if "bandwidth_bytes_per_cycle" in dram_section:

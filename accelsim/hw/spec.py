@@ -21,10 +21,13 @@ from pydantic import (
     model_validator,
 )
 
+from accelsim.errors import InputError
 from accelsim.hw.dram import DRAM_KINDS
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
 PositiveFloat = float  # validated through Field(gt=0)
+Tensor = Literal["input", "weight", "output"]
+ALL_TENSORS: tuple[Tensor, ...] = ("input", "weight", "output")
 
 
 class _Strict(BaseModel):
@@ -114,7 +117,11 @@ class L1Spec(_Strict):
 
 class L2Spec(_Strict):
     """Shared scratchpad feeding the distribution network: one memory with a read and a write
-    bandwidth (banks and their conflicts are not modelled)."""
+    bandwidth (banks and their conflicts are not modelled).
+
+    ``keeps``: the tensors L2 holds (default all three). An operand left out **bypasses** L2:
+    it takes no L2 space, and the words the PEs need of it at each step come from DRAM (see
+    :mod:`accelsim.mapping.tiles`); outputs are always kept (their drains land in L2)."""
 
     size_bytes: PositiveInt
     read_bandwidth_words_per_cycle: float = Field(gt=0)
@@ -125,14 +132,32 @@ class L2Spec(_Strict):
     # current tile's words plus the new ones fit in ``size_bytes``; ``none``: it waits for the
     # current tile to be used up (see README, "Hardware fields")
     prefetch: Literal["none", "free_space"] = "none"
+    keeps: tuple[Tensor, ...] = ALL_TENSORS
 
     @model_serializer(mode="wrap")
     def _omit_no_prefetch(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """An L2 without prefetch dumps (and hashes) as before the field existed."""
+        """An L2 without prefetch or bypass dumps (and hashes) as before those fields existed."""
         data = handler(self)
         if self.prefetch == "none":
             data.pop("prefetch", None)
+        if set(self.keeps) == set(ALL_TENSORS):
+            data.pop("keeps", None)
         return data
+
+    @field_validator("keeps")
+    @classmethod
+    def _keeps_outputs(cls, keeps: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(keeps)) != len(keeps):
+            raise ValueError(f"a tensor is listed twice in {list(keeps)}")
+        if "output" not in keeps:
+            raise ValueError("output must be kept: outputs bypassing L2 (drains written to DRAM directly) are "
+                             "not modelled yet; only input and weight may bypass L2")
+        return keeps
+
+    @property
+    def bypassed(self) -> frozenset[str]:
+        """The operands L2 does not keep: their words go between DRAM and the PEs directly."""
+        return frozenset(ALL_TENSORS) - set(self.keeps)
 
     @model_validator(mode="after")
     def _prefetch_single_buffered(self) -> "L2Spec":
@@ -277,9 +302,6 @@ class EnergySpec(_Strict):
 TENSORS: tuple[str, ...] = ("input", "weight", "output")
 # names an inner level may not take: the fixed levels and the energy breakdown's other parts
 RESERVED_LEVEL_NAMES: tuple[str, ...] = ("mac", "l1", "l2", "dram", "noc")
-Tensor = Literal["input", "weight", "output"]
-
-
 class StorageLevelSpec(_Strict):
     """One storage level of the memory hierarchy, as data: ``instances`` says where its copies
     sit (one per PE, one per cluster, one shared by the array); ``kind: dram`` is off-chip;
@@ -362,11 +384,18 @@ class HardwareSpec(_Strict):
     def num_pes(self) -> int:
         return self.pe_array.count
 
+    def refuse_bypass(self, what: str) -> None:
+        """InputError where L2 bypasses a tensor: ``what`` (traces, functional execution) does
+        not follow words that go between DRAM and the PEs directly yet."""
+        if self.l2.bypassed:
+            raise InputError(f"{self.name}: l2.keeps leaves out {', '.join(sorted(self.l2.bypassed))} (bypass); "
+                             f"{what} does not follow bypassed words yet: run without it")
+
     @property
     def levels(self) -> tuple[StorageLevelSpec, ...]:
         """The memory hierarchy as data, innermost first: the register files inside each PE
-        (``inner_levels``, if any), L1 (one per PE), L2 (shared), DRAM; L1, L2 and DRAM keep
-        every tensor. A hardware YAML may give this list as ``levels`` instead of ``l1``/``l2``
+        (``inner_levels``, if any), L1 (one per PE), L2 (shared), DRAM; L1 and DRAM keep
+        every tensor, L2 those of ``l2.keeps``. A hardware YAML may give this list as ``levels`` instead of ``l1``/``l2``
         (see the loader)."""
         word = self.word_size_bytes
         return self.inner_levels + (
@@ -377,7 +406,7 @@ class HardwareSpec(_Strict):
                              read_bandwidth_words_per_cycle=self.l2.read_bandwidth_words_per_cycle,
                              write_bandwidth_words_per_cycle=self.l2.write_bandwidth_words_per_cycle,
                              double_buffered=self.l2.double_buffered, access_energy_pj=self.energy.l2_access_pj,
-                             prefetch=None if self.l2.prefetch == "none" else self.l2.prefetch),
+                             keeps=self.l2.keeps, prefetch=None if self.l2.prefetch == "none" else self.l2.prefetch),
             StorageLevelSpec(name="DRAM", instances="shared", kind="dram",
                              read_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,
                              write_bandwidth_words_per_cycle=self.dram.bandwidth_bytes_per_cycle / word,

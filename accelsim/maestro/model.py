@@ -34,11 +34,16 @@ def hardware_of(hw: HardwareSpec) -> MaestroHardware:
     bandwidth and latency (``NoC_NumHops``), DRAM bandwidth in words, buffer sizes in words and
     the MACs per PE per cycle (MAESTRO's SIMD lanes). Bandwidths are truncated to integers as
     MAESTRO reads them; below one word per cycle is refused (MAESTRO would divide by zero), and
-    so is a design with register files inside the PE (MAESTRO has no such level)."""
+    so is a design with register files inside the PE (MAESTRO has no such level) or an L2 that
+    bypasses a tensor (MAESTRO has no bypass)."""
     if hw.inner_levels:
         raise InputError(f"{hw.name}: MAESTRO models one buffer per PE and one shared buffer; the register files "
                          f"inside its PEs ({', '.join(lv.name for lv in hw.inner_levels)}) are not in MAESTRO's "
                          "model: use the simulator or --model analytical")
+    if hw.l2.bypassed:
+        raise InputError(f"{hw.name}: MAESTRO's shared buffer holds every tensor; l2.keeps leaves out "
+                         f"{', '.join(sorted(hw.l2.bypassed))} (bypass), which is not in MAESTRO's model: use the "
+                         "simulator or --model analytical")
     noc = int(hw.distribution_noc.bandwidth_words_per_cycle)
     offchip = int(hw.dram.bandwidth_bytes_per_cycle / hw.word_size_bytes)
     for name, value in (("distribution_noc.bandwidth_words_per_cycle", noc), ("dram bandwidth in words", offchip)):

@@ -406,9 +406,17 @@ def _needs(words: dict[str, int], word_size_bytes: int, double: bool) -> int:
     return sum(words.values()) * word_size_bytes * (2 if double else 1)
 
 
-def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: bool, l2_double: bool) -> tuple[int, int]:
-    """(L1 bytes per PE, L2 bytes) the mapping needs, doubled where double-buffered."""
+def _l2_tile_words(cm: CompiledMapping, l2_bypass: frozenset[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """:func:`nominal_tile_words`, the L2 tile without the tensors L2 bypasses (they take no L2 space)."""
     pe, top = nominal_tile_words(cm)
+    return pe, {r: w for r, w in top.items() if r not in l2_bypass}
+
+
+def buffer_needs_bytes(cm: CompiledMapping, word_size_bytes: int, l1_double: bool, l2_double: bool,
+                       l2_bypass: frozenset[str] = frozenset()) -> tuple[int, int]:
+    """(L1 bytes per PE, L2 bytes) the mapping needs, doubled where double-buffered; the
+    tensors in ``l2_bypass`` (``hw.l2.bypassed``) take no L2 space."""
+    pe, top = _l2_tile_words(cm, l2_bypass)
     return _needs(pe, word_size_bytes, l1_double), _needs(top, word_size_bytes, l2_double)
 
 
@@ -429,18 +437,19 @@ class BufferOverflow:
 
 
 def check_fits(cm: CompiledMapping, l1_bytes: int, l2_bytes: int, word_size_bytes: int,
-               l1_double: bool, l2_double: bool) -> list[BufferOverflow]:
-    """Buffers (empty if none) whose tiles do not fit, L1 first, one message each."""
+               l1_double: bool, l2_double: bool, l2_bypass: frozenset[str] = frozenset()) -> list[BufferOverflow]:
+    """Buffers (empty if none) whose tiles do not fit, L1 first, one message each; the tensors
+    in ``l2_bypass`` take no L2 space."""
     problems = []
     buffers: tuple[Literal["L1", "L2"], ...] = ("L1", "L2")
-    for level, words, size, double in zip(buffers, nominal_tile_words(cm), (l1_bytes, l2_bytes),
+    for level, words, size, double in zip(buffers, _l2_tile_words(cm, l2_bypass), (l1_bytes, l2_bytes),
                                           (l1_double, l2_double)):
         need = _needs(words, word_size_bytes, double)
         if need > size:
             holder = "each PE needs" if level == "L1" else "the L2 tile needs"
+            shown = ", ".join(f"{role} {words[role]}" for role in ("input", "weight", "output") if role in words)
             problems.append(BufferOverflow(level, need, size,
-                f"{level} overflow: {holder} {need} bytes (input {words['input']}, weight "
-                f"{words['weight']}, output {words['output']} words{', double-buffered' if double else ''}) "
+                f"{level} overflow: {holder} {need} bytes ({shown} words{', double-buffered' if double else ''}) "
                 f"but {level} has {size} bytes"
             ))
     return problems

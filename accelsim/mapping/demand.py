@@ -45,6 +45,7 @@ from accelsim.mapping.geometry import (
     LoopClass,
     UnitClasses,
     boxes,
+    enumerate_cases,
     every_index_classes,
     loop_classes,
     loop_points,
@@ -159,7 +160,9 @@ class ProfileOptions:
     ``ceil(words after reduction / egress_bandwidth)``, or with ``write_ports`` they leave
     through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`).
     ``forwarding``: input words a PE's neighbour held in the previous step are forwarded over
-    their link, not sent (:mod:`accelsim.mapping.forwarding`)."""
+    their link, not sent (:mod:`accelsim.mapping.forwarding`). ``l2_bypass``: operands L2 does
+    not keep; each step's packets of them are read from DRAM instead of L2 (the words and
+    their timing on the network are unchanged; see :mod:`accelsim.mapping.tiles`)."""
 
     multicast: bool
     noc_bandwidth_words_per_cycle: float
@@ -179,6 +182,9 @@ class ProfileOptions:
     array_cols: int = 1
     wavefront: bool = False
     forwarding: bool = False
+    # operands L2 does not keep (hw.l2.keeps): their step words come from DRAM, not L2
+    # (accelsim.mapping.tiles, "Bypass")
+    l2_bypass: frozenset[str] = frozenset()
 
 
 # ------------------------------------------------------------------------------------------
@@ -403,7 +409,7 @@ class ScheduleProfile:
         self.groupings = {role: _Grouping(cm, role, self.units, exact) for role in cm.nest.tensors}
         self.run_steps, self.outer_red = output_loop_structure(cm)
         self.visits = VisitOrder(cm)
-        self.tiles = TileSchedule(cm, l2_capacity_words, exact)
+        self.tiles = TileSchedule(cm, l2_capacity_words, exact, opts.l2_bypass)
         self.steps_per_tile = self.tiles.steps_per_tile
         self.l2_required_words = self.tiles.l2_required_words
         self.l1_required_words = self._footprint_at_start()
@@ -412,6 +418,39 @@ class ScheduleProfile:
         self._write_ports: WritePorts | None = None  # likewise for fixed write ports
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
+        if opts.l2_bypass:
+            self._stream_bypassed()
+
+    def _stream_bypassed(self) -> None:
+        """Give the L2 tiles the DRAM words of the operands L2 does not keep: per tile case,
+        the words of those operands sent in the steps of one of its tiles (all steps of a case
+        send alike; the tile loops are the outermost loops, with the same classes in the tile
+        schedule's view), one run per packet."""
+        tiles = self.tiles
+        k = tiles.tile_loops
+        if [i for i, loop in enumerate(self.cm.loops) if loop.level == 0][:k] != list(range(k)):
+            raise AssertionError("the L2 tile loops are not the outermost loops of the nest")
+        cases = enumerate_cases(self.loop_classes)
+        table = self.table(cases.klass)
+        n = len(table)
+        prefixes = [tuple(row[:k]) for row in cases.klass.tolist()]
+        words: dict[tuple[int, ...], dict[str, int]] = {}
+        runs: dict[tuple[int, ...], int] = {}
+        for role in sorted(self.opts.l2_bypass):
+            sent = cases.count * table.sent[role].total(n)
+            packets = cases.count * table.sent[role].count(n)
+            for case, w, p in zip(prefixes, sent.tolist(), packets.tolist()):
+                words.setdefault(case, {r: 0 for r in self.opts.l2_bypass})[role] += w
+                runs[case] = runs.get(case, 0) + p
+        # the sums are over every tile of the case: one tile's share
+        for case, per_role in words.items():
+            tiles_in_case = prod(self.loop_classes[i][c].count for i, c in enumerate(case))
+            if any(w % tiles_in_case for w in per_role.values()):
+                raise AssertionError(f"tile case {case}: the tiles of one case read different bypassed words")
+            for role in per_role:
+                per_role[role] //= tiles_in_case
+            runs[case] //= tiles_in_case
+        tiles.stream(words, runs)
 
     # ---------------------------------------------------------------- structure
     def case(self, indices: list[int]) -> tuple[int, ...]:

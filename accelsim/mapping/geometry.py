@@ -396,20 +396,18 @@ def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
     """Set loops ``first_free ..`` (in order) to the last iteration in which each sub-unit tuple
     works, given the loops before them; ``idx`` supplies the fixed outer loops (arrays
     broadcastable to (cases, n)). Activity is constant between consecutive points and a prefix,
-    so only each run's last index is tried."""
+    so only each run's last index is tried (all of them at once, along a leading axis)."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
     out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
     out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
     for li in range(first_free, len(cm.loops)):
         trips = cm.loops[li].trips
-        ends = sorted({p - 1 for p in points[li] if p > 0} | {trips - 1})
-        best = np.full(shape, -1, dtype=np.int64)
-        for end in reversed(ends):  # the last end at which each tuple works: stop once all have one
-            trial = out[:li] + [np.full(shape, end, dtype=np.int64)] + out[li + 1:]
-            best = np.where((best < 0) & boxes(cm, trial, units).active, end, best)
-            if (best >= 0).all():
-                break
-        out[li] = np.maximum(best, 0)
+        ends = np.array(sorted({p - 1 for p in points[li] if p > 0} | {trips - 1}), dtype=np.int64)
+        trial = out[:li] + [ends.reshape((len(ends),) + (1,) * len(shape))] + out[li + 1:]
+        active = boxes(cm, trial, units).active  # (ends, *shape)
+        # the last end at which each tuple works (index 0 where it works at none)
+        last = len(ends) - 1 - np.argmax(active[::-1], axis=0)
+        out[li] = np.where(active.any(axis=0), ends[last], 0)
     return out
 
 

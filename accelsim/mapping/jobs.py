@@ -77,7 +77,7 @@ def prepare(job: Job, hw: HardwareSpec, allow_overflow: bool = False, check_lega
 
 def _fit_problems(cm: CompiledMapping, hw: HardwareSpec) -> list[BufferOverflow]:
     return check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes, hw.l1.double_buffered,
-                      hw.l2.double_buffered)
+                      hw.l2.double_buffered, hw.l2.bypassed)
 
 
 def fits(cm: CompiledMapping, hw: HardwareSpec) -> bool:

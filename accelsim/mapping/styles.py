@@ -269,7 +269,7 @@ def style_mapping(style: str, layer: Layer, hw: HardwareSpec) -> list[Directive]
                 except MappingError:
                     continue  # this combination of tile sizes does not divide the layer
                 problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                                      hw.l1.double_buffered, hw.l2.double_buffered)
+                                      hw.l1.double_buffered, hw.l2.double_buffered, hw.l2.bypassed)
                 if not problems:
                     return dataflow
                 failures = [p.message for p in problems]

@@ -6,6 +6,14 @@ L2 holds the union of the data of as many innermost level-0 loops as fit its cap
 level-0 loops outside them (the *tile loops*) step from tile to tile. A tile reads the part
 of each operand's box outside the previous tile's box; an output tile revisited later is
 written back as partial sums and read back at the start of its next visit.
+
+**Bypass** (``hw.l2.keeps``): an operand L2 does not keep takes no L2 space (the tile choice,
+``l2_required_words`` and a tile's footprint leave it out) and is never read from or written
+to L2: the words the PEs need of it at each step (the step's packets, one per multicast group,
+as the distribution network would send them from L2) come from DRAM. A tile's DRAM read of
+such an operand is the sum over the tile's steps of those words, one contiguous run per packet
+(:meth:`TileSchedule.stream`, given by :class:`accelsim.mapping.demand.ScheduleProfile`), and
+travels in the tile's DMA transfer with its other words.
 """
 
 from __future__ import annotations
@@ -83,8 +91,13 @@ class TileSchedule:
 
     CACHE_LIMIT = 4096
 
-    def __init__(self, cm: CompiledMapping, l2_capacity_words: int, exact: bool = False):
+    def __init__(self, cm: CompiledMapping, l2_capacity_words: int, exact: bool = False,
+                 bypass: frozenset[str] = frozenset()):
         self.cm = cm
+        # operands L2 does not keep (their words stream from DRAM; see the module docstring)
+        self.bypass = bypass
+        self.kept_roles = tuple(role for role in cm.nest.tensors if role not in bypass)
+        self._streamed: dict[tuple[int, ...], tuple[dict[str, int], int]] = {}
         self.top = l2_view(cm)
         top = self.top
         self.points = loop_points(top)
@@ -118,9 +131,29 @@ class TileSchedule:
         return max(l2_words, self.l2_required_words) if l2_words else 0
 
     def _union_words(self, k: int) -> int:
-        """Words of all tensors in the first tile when the first ``k`` level-0 loops are tile loops."""
+        """Words of the tensors L2 keeps in the first tile when the first ``k`` level-0 loops
+        are tile loops."""
         box = self._union_box([0] * k, k)
-        return sum(prod(max(0, b - a + 1) for a, b in zip(lo, hi)) for lo, hi in box.values()) if box else 0
+        return sum(prod(max(0, b - a + 1) for a, b in zip(*box[role])) for role in self.kept_roles) if box else 0
+
+    def stream(self, words: dict[tuple[int, ...], dict[str, int]], runs: dict[tuple[int, ...], int]) -> None:
+        """Set, per tile case (its class along each tile loop), the DRAM words of each bypassed
+        operand one tile of the case reads for its steps, and their contiguous runs: given by
+        the step demand (:class:`accelsim.mapping.demand.ScheduleProfile`) before any traffic
+        is asked for."""
+        self._streamed = {case: (words[case], runs.get(case, 0)) for case in words}
+        self._traffic.clear()
+        self._cache.clear()
+
+    def _tile_case(self, tile: int) -> tuple[int, ...]:
+        """The class of each tile loop's index at tile ``tile``."""
+        return tuple(class_of(starts, i) for starts, i in zip(self.view_class_starts, self._indices(tile)))
+
+    def _streamed_words(self, case: tuple[int, ...]) -> tuple[dict[str, int], int]:
+        """(words per bypassed operand, runs) a tile of ``case`` reads from DRAM for its steps."""
+        if not self.bypass:
+            return {}, 0
+        return self._streamed.get(case, ({role: 0 for role in self.bypass}, 0))
 
     def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
         """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
@@ -170,8 +203,7 @@ class TileSchedule:
     def traffic(self, tile: int) -> TileDemand:
         """DRAM traffic of tile ``tile`` without its boxes: the same for every tile of one case
         (one class of indices per tile loop), so computed once per case."""
-        idx = self._indices(tile)
-        case = tuple(class_of(starts, i) for starts, i in zip(self.view_class_starts, idx))
+        case = self._tile_case(tile)
         found = self._traffic.get(case)
         if found is None:
             rep = sum(self.view_classes[i][k].first * s for i, (k, s) in enumerate(zip(case, self.view_strides)))
@@ -219,7 +251,7 @@ class TileSchedule:
         reads = {role: np.zeros(n, dtype=np.int64) for role in nest.tensors}
         read_runs, write_words, write_runs, back = (np.zeros(n, dtype=np.int64) for _ in range(4))
         footprint, kept = (np.zeros(n, dtype=np.int64) for _ in range(2))
-        for role in nest.tensors:
+        for role in self.kept_roles:
             lo, hi = box[role]
             plo, phi = prev_box[role]
             inter = np.where(has_prev, volume(np.maximum(lo, plo), np.minimum(hi, phi)), 0)
@@ -240,6 +272,12 @@ class TileSchedule:
         read_runs += np.where(reads_back, oruns, 0)
         write_words, write_runs = np.where(end, ovol, 0), np.where(end, oruns, 0)
         back = np.where(source >= 0, tiles - source, 0)
+        if self.bypass:
+            for c, row in enumerate(cases.klass.tolist()):
+                streamed, case_runs = self._streamed_words(tuple(row))
+                for role, words in streamed.items():
+                    reads[role][c] = words
+                read_runs[c] += case_runs
         for i in np.nonzero(fallback)[0]:
             tile = int(tiles[i])
             td = self._demand(tile)
@@ -292,7 +330,13 @@ class TileSchedule:
             return TileDemand(reads, runs, 0, 0)
         p = self.previous_valid(t)
         prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
+        streamed, streamed_runs = self._streamed_words(self._tile_case(t))
+        reads.update(streamed)
+        if streamed_runs:
+            runs[sorted(streamed)[0]] = streamed_runs
         for role in OPERAND_ROLES:
+            if role in self.bypass:
+                continue
             lo, hi = box[role]
             vol = prod(b - a + 1 for a, b in zip(lo, hi))
             inter = 0 if prev is None else prod(
@@ -301,10 +345,10 @@ class TileSchedule:
             if vol > inter:
                 runs[role] = delta_runs(lo, hi, None if prev is None else prev[role], self.full[role],
                                          nest.layout(role))
-        footprint = sum(prod(b - a + 1 for a, b in zip(lo, hi)) for lo, hi in box.values())
+        footprint = sum(prod(b - a + 1 for a, b in zip(*box[role])) for role in self.kept_roles)
         kept = 0 if p != t - 1 or prev is None else sum(
             prod(max(0, min(b, pb) - max(a, pa) + 1) for a, b, pa, pb in zip(*box[role], *prev[role]))
-            for role in nest.tensors)
+            for role in self.kept_roles)
         olo, ohi = box["output"]
         oext = [b - a + 1 for a, b in zip(olo, ohi)]
         ovol = prod(oext)

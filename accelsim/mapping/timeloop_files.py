@@ -352,12 +352,24 @@ def _fanouts(lm: _LevelMap, arch: TimeloopArch, i: int, dims: Sequence[str],
     return out
 
 
+def _l2_bypass(lm: _LevelMap, prob: TimeloopProblem, plan: _Plan) -> frozenset[str]:
+    """The operands the level that becomes L2 (Timeloop's level 1, when the PEs are below it)
+    bypasses, where accelsim models it: operands only, with outputs kept (else none)."""
+    if plan.pe_first <= 1 or len(lm.kept) < 2:
+        return frozenset()
+    bypassed = frozenset(("input", "weight", "output")) - set(_keeps(lm, 1, prob))
+    return bypassed if "output" not in bypassed else frozenset()
+
+
 def _bypass_note(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan: _Plan) -> str | None:
-    """What accelsim does not model of the mapping's bypass entries (None: nothing)."""
+    """What accelsim does not model of the mapping's bypass entries (None: nothing): every
+    bypass but operands bypassing the level that becomes L2 (``l2.keeps``)."""
     names = set(prob.tensors.values())
     skipped = []
     for i in range(min(plan.pe_first, len(arch.levels))):
         kept = lm.kept[i]
+        if i == 1 and _l2_bypass(lm, prob, plan):
+            continue
         if kept is not None and names - kept:
             skipped.append(f"{arch.levels[i].name} bypasses {', '.join(sorted(names - kept))}")
     inside = [lm.kept[i] for i in range(plan.pe_first, len(arch.levels))]
@@ -367,8 +379,8 @@ def _bypass_note(lm: _LevelMap, arch: TimeloopArch, prob: TimeloopProblem, plan:
             skipped.append(f"no level inside the PE keeps {', '.join(sorted(names - union))}")
     if not skipped:
         return None
-    return ("; ".join(skipped) + ": accelsim keeps every tensor at L2 and L1, so the counts of the bypassed "
-            "tensors at those levels differ from Timeloop's")
+    return ("; ".join(skipped) + ": accelsim keeps these tensors at L1 and at the buffers between L2 and the "
+            "PEs (and outputs at L2), so the counts of the bypassed tensors at those levels differ from Timeloop's")
 
 
 @dataclass(frozen=True)
@@ -423,9 +435,9 @@ def _ample(arch: TimeloopArch, plan: _Plan) -> float:
 
 
 def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int,
-                   files: Sequence[_RegisterFile] = ()) -> dict[str, Any]:
+                   files: Sequence[_RegisterFile] = (), l2_bypass: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The spec's data; ``files``: the Timeloop levels that become register files inside the
-    PE, innermost first."""
+    PE, innermost first; ``l2_bypass``: the operands L2 does not keep."""
     word_bytes = _word_bytes(arch)
     ample = _ample(arch, plan)
     n = len(arch.levels)
@@ -437,7 +449,8 @@ def _hardware_data(arch: TimeloopArch, plan: _Plan, l1_bytes: int, l2_bytes: int
         "l1": {"size_bytes": l1_bytes, "double_buffered": True},
         "l2": {"size_bytes": l2_bytes, "double_buffered": True,
                "read_bandwidth_words_per_cycle": (l2.read_bandwidth if l2 and l2.read_bandwidth else ample),
-               "write_bandwidth_words_per_cycle": (l2.write_bandwidth if l2 and l2.write_bandwidth else ample)},
+               "write_bandwidth_words_per_cycle": (l2.write_bandwidth if l2 and l2.write_bandwidth else ample),
+               **({"keeps": [t for t in ("input", "weight", "output") if t not in l2_bypass]} if l2_bypass else {})},
         "distribution_noc": {"kind": "bus", "multicast": True, "bandwidth_words_per_cycle": ample,
                              "latency_cycles": 0},
         "reduction_noc": {"kind": "tree", "bandwidth_words_per_cycle": ample, "latency_cycles_per_hop": 0},
@@ -546,7 +559,7 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
     # a register file holds as many of accelsim's words as it has words of its own
     rfs = [_RegisterFile(i, _keeps(lm, i, prob), (arch.levels[i].size_bytes or 0) * 8 // arch.levels[i].word_bits
                          * _word_bytes(arch)) for i in files]
-    hw = _hardware(arch, used, job, overrides, source, rfs)
+    hw = _hardware(arch, used, job, overrides, source, rfs, _l2_bypass(lm, prob, plan))
     return TimeloopJob(hw, name, [job], *_as_data(arch, plan, lm, prob, files))
 
 
@@ -575,7 +588,7 @@ def _grown_register_files(arch: TimeloopArch, plan: _Plan, cm: CompiledMapping,
 
 
 def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Sequence[str], source: str,
-              files: Sequence[_RegisterFile] = ()) -> HardwareSpec:
+              files: Sequence[_RegisterFile] = (), l2_bypass: frozenset[str] = frozenset()) -> HardwareSpec:
     """The architecture's spec with L1 and L2 double-buffered (Timeloop overlaps every transfer
     with compute), L1 at least as large as both halves of a PE's tile and L2 exactly as large as
     both halves of the mapping's L2 tile; a warning when the architecture's own size does not
@@ -583,7 +596,9 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
     sizes (a level it lacks: unbounded, 2^30 bytes). ``files``: the levels inside the PE that
     are register files, innermost first, each grown (with the same warning) to its pinned tile
     where that is larger (accelsim's dense tile of a strided window, or a word wider than the
-    level's own); L1 is then the outermost level inside the PE alone, else the sum of them all."""
+    level's own); L1 is then the outermost level inside the PE alone, else the sum of them all.
+    ``l2_bypass``: the operands the level that becomes L2 bypasses (``l2.keeps``; they take no
+    L2 space)."""
     word_bytes = _word_bytes(arch)
     n = len(arch.levels)
     inside = [lv.size_bytes for lv in arch.levels[plan.pe_first:plan.pe_first + 1 if files else n]]
@@ -593,8 +608,8 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
         data = _hardware_data(arch, plan, l1_arch or UNBOUNDED_BYTES, l2_arch or UNBOUNDED_BYTES)
     else:
         cm = compile_mapping(job.layer, job.dataflow, plan.num_pes, source=job.source)
-        need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False)
-        room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True)
+        need_l1, need_l2 = buffer_needs_bytes(cm, word_bytes, False, False, l2_bypass)
+        room_l1, room_l2 = buffer_needs_bytes(cm, word_bytes, True, True, l2_bypass)
         grown: list[str] = []
         if files:
             files, grown = _grown_register_files(arch, plan, replace(cm, inner_pins=job.inner_pins), files)
@@ -606,7 +621,7 @@ def _hardware(arch: TimeloopArch, plan: _Plan, job: Job | None, overrides: Seque
                           + ", ".join(grown) + " to hold the mapping's tiles", InputWarning, stacklevel=3)
         # L2 holds exactly the mapping's tile: accelsim's L2 keeps as many further DRAM iterations
         # as fit, which Timeloop's global buffer does not (its DRAM loops are the mapping's)
-        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1), files)
+        data = _hardware_data(arch, plan, max(l1_arch or 0, room_l1, 1), max(room_l2, 1), files, l2_bypass)
     set_paths = apply_overrides(data, list(overrides), source=source)
     try:
         return HardwareSpec.model_validate(data)

@@ -4,8 +4,8 @@ Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeris
 mappings the five named styles give it (scored in this process), then a fixed set of random
 genomes of the layer's default search space (seeded), scored by the analytical model in
 realistic mode, as a search would screen them: in this process (1 worker), then by 2, 4, ...
-local worker processes up to the machine's cores, then by a Dask LocalCluster of as many
-single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
+local worker processes up to the cores this process may run on (its affinity mask), then by a
+Dask LocalCluster of as many single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
 layer's ten best legal schedules, as a two-stage search does. Figures: candidates per second
 (every candidate, legal or not: a search pays for all of them), the speed-up over 1 worker,
 whether every executor returned the same rows (wall times aside), and the share of the time
@@ -25,7 +25,7 @@ import pandas as pd
 
 from accelsim.hw.loader import load_hardware
 from accelsim.search.evaluate import COLUMNS, Evaluator
-from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses
+from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses, available_cores
 from accelsim.search.models import ModelTask, Screened
 from accelsim.search.run import top_k
 from accelsim.search.space import SearchSpace
@@ -114,7 +114,7 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
     """Run the scenario; yield one printable line per executor and the comparisons."""
     work = _candidates(40 if quick else 100, quick)
     n = sum(len(genomes) for _, genomes in work)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     yield (f"screening {n} random genomes of {len(work)} marvel15 layers on eyeriss_like (analytical, realistic); "
            f"{cores} cores, load average {os.getloadavg()[0]:.1f}")
     styles = _style_work(quick)

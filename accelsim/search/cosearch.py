@@ -443,7 +443,7 @@ class CoSearch:
         for layer, genome in zip(self.layers, design.genomes):
             cm = compile_mapping(layer, genome.directives(), pes, source="co-search")
             need1, need2 = buffer_needs_bytes(cm, base.word_size_bytes, base.l1.double_buffered,
-                                              base.l2.double_buffered)
+                                              base.l2.double_buffered, base.l2.bypassed)
             l1, l2 = max(l1, need1), max(l2, need2)
         return l1, l2
 

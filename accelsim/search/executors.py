@@ -75,6 +75,14 @@ def _worker_start(parent: int) -> None:
     _die_with_parent(parent)
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 class LocalProcesses:
     """``workers`` spawned worker processes of this machine (spawned, not forked: the parent may
     hold threads, e.g. a progress bar's)."""

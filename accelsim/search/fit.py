@@ -10,6 +10,7 @@ tiles instead, as little as a greedy rule knows how:
   half of it: of the level's tiles, the one whose halving leaves the fewest L2 bytes (ties: the
   first in loop order; a parallel dimension's tile spread over idle sub-units may save nothing);
   inner tiles are then clipped to their new parents (:meth:`~accelsim.search.space.SearchSpace.repair`);
+  a genome with an off-chip block (``--offchip-genes``) shrinks the block's tiles instead, the L2 tile;
 * then, while one PE's tiles need more than L1 holds, the same at the innermost level, by L1 bytes.
 
 Sizes come from the space's tile options, so the result stays in the space. Buffer needs count
@@ -23,9 +24,14 @@ from __future__ import annotations
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
+from dataclasses import replace
+
 from accelsim.mapping.compile import buffer_needs_bytes, compile_mapping
 from accelsim.search.genome import Gene, Genome
 from accelsim.search.space import SearchSpace
+
+
+OFFCHIP = -1  # the level index :func:`_shrink` reads as the genome's off-chip block
 
 
 def buffer_needs(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> tuple[int, int] | None:
@@ -34,13 +40,15 @@ def buffer_needs(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> tuple[
         cm = compile_mapping(space.layer, genome.directives(), space.num_pes, source="tile repair")
     except (InputError, MappingError):
         return None
-    return buffer_needs_bytes(cm, hw.word_size_bytes, hw.l1.double_buffered, hw.l2.double_buffered)
+    return buffer_needs_bytes(cm, hw.word_size_bytes, hw.l1.double_buffered, hw.l2.double_buffered,
+                              hw.l2.bypassed)
 
 
 def fit_tiles(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> Genome:
     """``genome`` (in ``space``, on ``hw``'s PEs) with tiles shrunk until they fit L2 and L1
     (see the module docstring)."""
-    for which, level in ((1, 0), (0, len(genome.levels) - 1)):  # L2 (level 0), then L1 (innermost)
+    # L2 (the off-chip block, else level 0), then L1 (the innermost level)
+    for which, level in ((1, OFFCHIP if genome.offchip else 0), (0, len(genome.levels) - 1)):
         size = (hw.l1.size_bytes, hw.l2.size_bytes)[which]
         needs = buffer_needs(space, genome, hw)
         while needs is not None and needs[which] > size:
@@ -53,22 +61,26 @@ def fit_tiles(space: SearchSpace, genome: Genome, hw: HardwareSpec) -> Genome:
 
 def _shrink(space: SearchSpace, genome: Genome, level: int, hw: HardwareSpec,
             which: int) -> tuple[Genome, tuple[int, int]] | None:
-    """Of the genomes with one tile of level ``level`` at the largest allowed size of at most
-    half of it (inner levels clipped), the one that needs the fewest bytes of buffer ``which``
-    (0: L1, 1: L2; ties: the first gene in loop order), with its needs; None when every tile of
-    the level is at its least or none compiles."""
-    parent = space.parents(genome)[level]
+    """Of the genomes with one tile of level ``level`` (:data:`OFFCHIP`: the off-chip block) at the
+    largest allowed size of at most half of it (inner levels clipped), the one that needs the
+    fewest bytes of buffer ``which`` (0: L1, 1: L2; ties: the first gene in loop order), with its
+    needs; None when every tile of the level is at its least or none compiles."""
+    parent = space.layer.loop_nest().dims if level == OFFCHIP else space.parents(genome)[level]
+    block = genome.offchip if level == OFFCHIP else genome.levels[level]
     best: tuple[Genome, tuple[int, int]] | None = None
-    for j, gene in enumerate(genome.levels[level]):
+    for j, gene in enumerate(block):
         options = space.tile_options(gene.dim, parent[gene.dim])
         smaller = [t for t in options if t <= gene.tile // 2]
         if gene.tile <= min(options):
             continue
-        genes = list(genome.levels[level])
+        genes = list(block)
         genes[j] = Gene(gene.dim, max(smaller) if smaller else min(options))
-        levels = list(genome.levels)
-        levels[level] = tuple(genes)
-        candidate = space.repair(Genome(tuple(levels), genome.clusters))
+        if level == OFFCHIP:
+            candidate = space.repair(replace(genome, offchip=tuple(genes)))
+        else:
+            levels = list(genome.levels)
+            levels[level] = tuple(genes)
+            candidate = space.repair(replace(genome, levels=tuple(levels)))
         needs = buffer_needs(space, candidate, hw)
         if needs is not None and (best is None or needs[which] < best[1][which]):
             best = (candidate, needs)

@@ -52,7 +52,7 @@ def check_candidate(layer: Layer, hw: HardwareSpec, dataflow: Sequence[Directive
         return Legality("illegal", "invalid", exc.detail, text_key(dataflow_text(dataflow)), None)
     key = canonical_key(cm)
     problems = check_fits(cm, hw.l1.size_bytes, hw.l2.size_bytes, hw.word_size_bytes,
-                          hw.l1.double_buffered, hw.l2.double_buffered)
+                          hw.l1.double_buffered, hw.l2.double_buffered, hw.l2.bypassed)
     if problems:
         return Legality("illegal", problems[0].reason, "; ".join(p.message for p in problems), key, cm)
     try:

@@ -27,7 +27,7 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 import pandas as pd
@@ -184,13 +184,19 @@ def vary(space: SearchSpace, rng: random.Random, rates: GammaRates, child: Genom
 
 
 def _crossover(rng: random.Random, a: Genome, b: Genome) -> Genome:
-    """``a`` with, level by level, each dimension's tile taken from ``b`` with probability 1/2."""
+    """``a`` with, level by level, each dimension's tile taken from ``b`` with probability 1/2
+    (the off-chip block's too, when both have one; ``a``'s orders stay)."""
     levels = []
     for i, genes in enumerate(a.levels):
         other = {g.dim: g.tile for g in b.levels[i]} if i < len(b.levels) else {}
-        levels.append(tuple(Gene(g.dim, other[g.dim]) if g.dim in other and rng.random() < 0.5 else g
-                            for g in genes))
-    return Genome(tuple(levels), a.clusters)
+        levels.append(_crossed(rng, genes, other))
+    offchip = _crossed(rng, a.offchip, {g.dim: g.tile for g in b.offchip})
+    return replace(a, levels=tuple(levels), offchip=offchip)
+
+
+def _crossed(rng: random.Random, genes: tuple[Gene, ...], other: dict[str, int]) -> tuple[Gene, ...]:
+    """``genes`` with each tile taken from ``other`` (dimension -> tile) with probability 1/2."""
+    return tuple(Gene(g.dim, other[g.dim]) if g.dim in other and rng.random() < 0.5 else g for g in genes)
 
 
 def _mutate_parallel_dim(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
@@ -204,15 +210,21 @@ def _mutate_parallel_dim(space: SearchSpace, rng: random.Random, g: Genome) -> G
 
 
 def _mutate_tile(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
-    """A new tile for one gene, or a new size for one cluster."""
+    """A new tile for one gene (the off-chip block's included), or a new size for one cluster."""
     slots = [(i, j) for i, genes in enumerate(g.levels) for j in range(len(genes))]
     slots += [(-1, c) for c in range(len(g.clusters))]
+    slots += [(-2, j) for j in range(len(g.offchip))]
     i, j = rng.choice(slots)
     if i == -1:
         outer = g.clusters[j - 1] if j else space.num_pes
         clusters = list(g.clusters)
         clusters[j] = rng.choice(space.cluster_options(outer))
-        return Genome(g.levels, tuple(clusters))
+        return replace(g, clusters=tuple(clusters))
+    if i == -2:
+        block = list(g.offchip)
+        dim = block[j].dim
+        block[j] = Gene(dim, rng.choice(space.tile_options(dim, space.layer.loop_nest().dims[dim])))
+        return replace(g, offchip=tuple(block))
     parent = space.parents(g)[i]
     genes = list(g.levels[i])
     dim = genes[j].dim
@@ -221,8 +233,14 @@ def _mutate_tile(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
 
 
 def _reorder(rng: random.Random, g: Genome) -> Genome:
-    """Two genes of one level swap places (the parallel one keeps its place)."""
-    i = rng.randrange(len(g.levels))
+    """Two genes of one level swap places (the parallel one keeps its place), or two of the
+    off-chip block (a new inter-tile loop order)."""
+    i = rng.randrange(len(g.levels) + (1 if g.offchip else 0))
+    if i == len(g.levels):
+        block = list(g.offchip)
+        a, b = rng.sample(range(len(block)), 2) if len(block) > 1 else (0, 0)
+        block[a], block[b] = block[b], block[a]
+        return replace(g, offchip=tuple(block))
     genes = list(g.levels[i])
     if len(genes) < 3:
         return g
@@ -242,20 +260,20 @@ def _grow(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
     parent = space.parents(g)[-1]
     parent.update({gene.dim: gene.tile for gene in g.levels[-1]})
     level = space.random_level(rng, parent)
-    return Genome((*g.levels, level), (*g.clusters, rng.choice(options)))
+    return replace(g, levels=(*g.levels, level), clusters=(*g.clusters, rng.choice(options)))
 
 
 def _age(space: SearchSpace, g: Genome) -> Genome:
     """The innermost level removed."""
     if len(g.levels) <= space.min_levels:
         return g
-    return Genome(g.levels[:-1], g.clusters[:-1])
+    return replace(g, levels=g.levels[:-1], clusters=g.clusters[:-1])
 
 
 def _with_level(g: Genome, i: int, genes: tuple[Gene, ...]) -> Genome:
     levels = list(g.levels)
     levels[i] = genes
-    return Genome(tuple(levels), g.clusters)
+    return replace(g, levels=tuple(levels))
 
 
 # ---------------------------------------------------------------------------------- exhaustive

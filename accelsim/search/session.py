@@ -92,6 +92,7 @@ class SearchSettings:
     size_buffers: bool = False  # co-search: L1 and L2 sized to the mappings' need
     vary_layers: float | None = None  # co-search: layers' genomes a child varies, on average (None: CoSearchConfig's)
     mutate_hw: float | None = None  # co-search: probability of Mutate-HW per child (None: CoSearchConfig's)
+    offchip_genes: bool = False  # gamma/random: genomes pin the L2 tile and inter-tile order (off-chip block)
 
     def __post_init__(self) -> None:
         if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
@@ -120,6 +121,9 @@ class SearchSettings:
                    f"--vary-layers must be at least 0 (layers varied per child, on average), got {self.vary_layers}"),
                   (self.mutate_hw is None or 0 <= self.mutate_hw <= 1,
                    f"--mutate-hw must lie in 0..1 (a probability per child), got {self.mutate_hw}"),
+                  (not self.offchip_genes or (self.mapper in ("gamma", "random") and not self.co_search),
+                   f"--offchip-genes adds genes to the genomes of --mapper gamma or random; --mapper is "
+                   f"{self.mapper}{' with --co-search' if self.co_search else ''}"),
                   (not self.co_search or (self.mapper == "gamma" and self.model != TWO_STAGE and not self.timeloop),
                    "--co-search runs DiGamma's GA (--mapper gamma) with one scoring model, on --network or --mapping")]
         for ok, message in checks:
@@ -248,7 +252,8 @@ def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, lay
         saver: _Saver | None = None
         try:
             mine = stored[stored["layer"] == layer.name]
-            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels)
+            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels,
+                                        offchip=settings.offchip_genes)
             named = named_style_seeds(layer, hw) if settings.style_seeds else {}
             seeds = list(named.values())
             mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))

@@ -5,7 +5,10 @@ and the powers of two below it, and its full size), which cluster sizes (PEs per
 level may have (by default the divisors of the PE count and the powers of two below it,
 including 1: a one-PE level tiles a PE's work in time), which dimensions may be parallel, and
 how many levels a genome has. A tile is never larger than the same dimension's tile one level
-up, and a cluster never larger than the one above it. Every mapper draws from and stays in one
+up, and a cluster never larger than the one above it. With ``offchip`` every random genome also
+has an off-chip block (:mod:`accelsim.search.genome`: the L2 tile and the inter-tile loop order,
+tiles from the same sizes, the order a random permutation) above its levels, whose tiles are
+then the level-0 parents. Every mapper draws from and stays in one
 space, so their results compare.
 """
 
@@ -43,6 +46,7 @@ class SearchSpace:
     spatial_dims: tuple[str, ...]
     min_levels: int = 1
     max_levels: int = 3
+    offchip: bool = False  # random genomes carry an off-chip block (--offchip-genes)
 
     def __post_init__(self) -> None:
         dims = self.layer.loop_nest().dims
@@ -60,14 +64,15 @@ class SearchSpace:
             raise ValueError(f"parallel dimensions must be dimensions of {self.layer.name}: {self.spatial_dims}")
 
     @classmethod
-    def default(cls, layer: Layer, num_pes: int, min_levels: int = 1, max_levels: int = 3) -> SearchSpace:
+    def default(cls, layer: Layer, num_pes: int, min_levels: int = 1, max_levels: int = 3,
+                offchip: bool = False) -> SearchSpace:
         """Every dimension's divisors and powers of two as tiles, the PE count's as clusters,
         every dimension larger than 1 as a parallel dimension."""
         dims = layer.loop_nest().dims
         clusters = tuple(c for c in default_sizes(num_pes) if c < num_pes) or (1,)
         spatial = tuple(d for d, n in dims.items() if n > 1) or tuple(dims)
         return cls(layer, num_pes, {d: default_sizes(n) for d, n in dims.items()}, clusters, spatial,
-                   min_levels, max_levels)
+                   min_levels, max_levels, offchip)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -83,8 +88,9 @@ class SearchSpace:
         return tuple(c for c in self.clusters if c < outer)
 
     def parents(self, genome: Genome) -> list[dict[str, int]]:
-        """Per level, each dimension's tile one level up (the layer's size at level 0)."""
-        parent = dict(self.layer.loop_nest().dims)
+        """Per level, each dimension's tile one level up (at level 0 the L2 tile: the layer's size
+        without an off-chip block)."""
+        parent = genome.l2_tile(self.layer)
         out = []
         for genes in genome.levels:
             out.append(dict(parent))
@@ -102,6 +108,8 @@ class SearchSpace:
         """A genome of ``levels`` levels (default: a random count in the space's range)."""
         count = levels if levels is not None else rng.randint(self.min_levels, self.max_levels)
         parent = dict(self.layer.loop_nest().dims)
+        offchip = self.random_offchip(rng) if self.offchip else ()
+        parent.update({g.dim: g.tile for g in offchip})
         outer = self.num_pes
         genes_per_level, clusters = [], []
         for i in range(count):
@@ -114,14 +122,24 @@ class SearchSpace:
             genes = self.random_level(rng, parent)
             genes_per_level.append(genes)
             parent.update({g.dim: g.tile for g in genes})
-        return Genome(tuple(genes_per_level), tuple(clusters))
+        return Genome(tuple(genes_per_level), tuple(clusters), offchip, self.num_pes if offchip else 0)
+
+    def random_offchip(self, rng: random.Random) -> tuple[Gene, ...]:
+        """An off-chip block: every dimension in a random order, each a random tile."""
+        dims = self.layer.loop_nest().dims
+        order = list(self.dims)
+        rng.shuffle(order)
+        return tuple(Gene(d, rng.choice(self.tile_options(d, dims[d]))) for d in order)
 
     def repair(self, genome: Genome) -> Genome:
         """``genome`` with every tile clipped to the largest allowed size under its parent (a parent is
         the full size or an allowed size, so some size fits) and
         every cluster to the largest allowed size under the one above (used after crossover and
-        mutation change a parent)."""
+        mutation change a parent); an off-chip block's tiles under the layer's sizes, its PE count
+        the array's."""
         parent = dict(self.layer.loop_nest().dims)
+        offchip = tuple(self._clipped(g, parent) for g in genome.offchip)
+        parent.update({g.dim: g.tile for g in offchip})
         outer = self.num_pes
         levels, clusters = [], []
         for i, genes in enumerate(genome.levels):
@@ -132,10 +150,12 @@ class SearchSpace:
                 fitting = [c for c in options if c <= genome.clusters[i - 1]]
                 outer = max(fitting) if fitting else min(options)
                 clusters.append(outer)
-            fixed = []
-            for g in genes:
-                options = self.tile_options(g.dim, parent[g.dim])
-                fixed.append(Gene(g.dim, max((t for t in options if t <= g.tile), default=options[0])))
+            fixed = [self._clipped(g, parent) for g in genes]
             levels.append(tuple(fixed))
             parent.update({g.dim: g.tile for g in fixed})
-        return Genome(tuple(levels), tuple(clusters))
+        return Genome(tuple(levels), tuple(clusters), offchip, self.num_pes if offchip else 0)
+
+    def _clipped(self, g: Gene, parent: Mapping[str, int]) -> Gene:
+        """``g`` with its tile the largest allowed size of at most it under ``parent``."""
+        options = self.tile_options(g.dim, parent[g.dim])
+        return Gene(g.dim, max((t for t in options if t <= g.tile), default=options[0]))

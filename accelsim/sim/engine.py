@@ -163,6 +163,7 @@ class LayerSimulation:
             array_cols=hw.pe_array.cols,
             wavefront=rates.write_wavefront,
             forwarding=rates.neighbour_forwarding,
+            l2_bypass=hw.l2.bypassed,
         )
         self.l2_buffers = rates.l2_buffers
         # l2.prefetch free_space: L2's words; the next tile's new words may come in while the
@@ -362,7 +363,8 @@ class LayerSimulation:
                 self.dram.release(request)
                 for t, w in tile.read_words.items():
                     self.count.acc[t].dram_read += w
-                    self.count.acc[t].l2_write += w
+                    if t not in self.hw.l2.bypassed:  # a bypassed operand goes to the PEs, not L2
+                        self.count.acc[t].l2_write += w
                 if latency:
                     arrive = ProcessState("arrive", phase="latency", tile=st.tile)
                     self._spawn(self._arrive(arrive, latency), arrive)
@@ -521,7 +523,8 @@ class LayerSimulation:
         neighbours are written into L1 but not carried by the network)."""
         acc = self.count.acc
         for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            acc[tensor].l2_read += ts.words
+            if tensor not in self.hw.l2.bypassed:  # a bypassed operand's words come from DRAM
+                acc[tensor].l2_read += ts.words
             acc[tensor].l1_write += ts.dest_words
             acc[tensor].l1_read += d.macs
             self.count.noc_words += ts.words

@@ -53,6 +53,8 @@ class Comparison:
     timeloop_l2_output_updates_and_fills: int = -1
     accelsim_l2_output_writes: int = -1
     pe_levels: int = 0  # Timeloop levels inside a PE (accelsim's L1)
+    # the tensors accelsim's L2 bypasses (the global buffer's bypass entries, l2.keeps), comma-separated
+    l2_bypassed: str = ""
 
 
 def dense_rows() -> list[dict[str, str]]:
@@ -169,7 +171,7 @@ def compare(row: dict[str, str]) -> Comparison:
         int(dram["input"]["reads_total"]), acc["input"].dram_read,
         int(dram["output"]["reads_total"]), acc["output"].dram_read,
         int(dram["output"]["updates_total"]), acc["output"].dram_write, *(l2 or [-1] * 8),
-        sum(role in ("L1", "register file") for role in t.roles.values()))
+        sum(role in ("L1", "register file") for role in t.roles.values()), ",".join(sorted(t.hw.l2.bypassed)))
 
 
 def _write(name: str, rows: list[dict[str, Any]]) -> None:

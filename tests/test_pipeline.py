@@ -1,0 +1,95 @@
+"""The analytical model's recurrence (accelsim.analytical.pipeline) on a class-compressed nest
+against the same nest written out one class per index, where no repetition can be skipped and
+every step is evaluated in order: the cycles, the busy cycles and every stall counter must be
+the same. This covers the traversal (classes run once are spliced into their parent's sequence)
+and the repetition skipping (two repetitions that shift the state alike stand for the rest),
+on hypothesis-generated nests, delays, tiles and timings.
+
+Hand case: one loop of 4 steps, no tiles' DRAM time, ingress 1 and compute 2 per step, double
+buffering: step i's operands arrive at i + 1 (the network is free again), its compute starts at
+max(arrival, previous done) = 1 + 2i and ends at 3 + 2i; the last ends at 9 = the cycles, busy 8,
+and the array waited 1 cycle on the network (the first step's operands).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing
+from accelsim.mapping.geometry import LoopClass
+from test_properties import MAX_EXAMPLES, SETTINGS
+
+NESTS = settings(SETTINGS, max_examples=max(50, MAX_EXAMPLES))
+
+
+def _run(classes, case_of, tile_loops, tile_of, delays, reads, writes, sources, timing, footprint, kept):
+    p = Pipeline(delays, reads, writes, sources, timing, footprint, kept)
+    cycles = p.run(classes, case_of, tile_loops, tile_of)
+    return cycles, p.s.busy, p.stalls(cycles)
+
+
+def test_hand_derived_single_loop():
+    classes = [[LoopClass(0, 1), LoopClass(1, 2), LoopClass(3, 1)]]
+    delays = StepDelays([1, 1, 1], [2, 2, 2], [0, 0, 0], [False] * 3, [0] * 3)
+    cycles, busy, stalls = _run(classes, {(0,): 0, (1,): 1, (2,): 2}, 0, {(): 0}, delays, [0], [0], [0],
+                                Timing(), [], [])
+    assert (cycles, busy) == (9, 8)
+    assert stalls == {"compute": 0, "distribution_noc": 1, "reduction": 0, "dram": 0}
+
+
+@st.composite
+def nests(draw):
+    """(classes, tile_loops): 1-3 loops whose first and last classes run once (as loop_classes
+    makes them: 0 and the last index are points), runs of 1-6 between."""
+    loops = draw(st.integers(1, 3))
+    classes = []
+    for _ in range(loops):
+        middle = draw(st.lists(st.integers(1, 6), max_size=3))
+        counts = [1] + [c for m in middle for c in (m, 1)] if draw(st.booleans()) else [1]
+        classes.append(counts)
+    return classes, draw(st.integers(0, loops))
+
+
+@NESTS
+@given(nest=nests(), data=st.data())
+def test_compressed_nest_matches_every_step_evaluated(nest, data):
+    counts, tile_loops = nest
+    classes = [[LoopClass(0, c) for c in loop] for loop in counts]  # firsts are not read by the recurrence
+    combos = list(product(*(range(len(c)) for c in counts)))
+    n = len(combos)
+    case_of = {combo: i for i, combo in enumerate(combos)}
+    tiles = sorted({combo[:tile_loops] for combo in combos})
+    tile_of = {t: i for i, t in enumerate(tiles)}
+    small = st.integers(0, 5)
+    ints = lambda k, s=small: data.draw(st.lists(s, min_size=k, max_size=k))  # noqa: E731
+    drains = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    delays = StepDelays(ints(n), ints(n, st.integers(0, 8)), ints(n), drains, ints(n, st.integers(0, 3)),
+                        ints(n, st.integers(0, 3)) if data.draw(st.booleans()) else [],
+                        data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if data.draw(st.booleans()) else [])
+    m = len(tiles)
+    timing = Timing(data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)), data.draw(small), data.draw(small),
+                    data.draw(small), data.draw(st.booleans()), data.draw(st.integers(0, 2)),
+                    data.draw(st.sampled_from([0, 8, 20])))
+    footprint = ints(m, st.integers(1, 12))
+    kept = [min(k, f) for k, f in zip(ints(m, st.integers(0, 12)), footprint)]
+    tile_args = (ints(m, st.integers(0, 9)), ints(m, st.integers(0, 9)), ints(m, st.integers(0, 2)))
+
+    # the same nest, one class per index: every index of a class is its own case of the same delays
+    spans = [[k for k, c in enumerate(loop) for _ in range(c)] for loop in counts]
+    wide = [[LoopClass(i, 1) for i in range(len(span))] for span in spans]
+    wide_case = {idx: case_of[tuple(span[i] for span, i in zip(spans, idx))]
+                 for idx in product(*(range(len(span)) for span in spans))}
+    wide_tile = {idx[:tile_loops]: tile_of[tuple(span[i] for span, i in zip(spans, idx[:tile_loops]))]
+                 for idx in wide_case}
+    # a wide tile is its own tile case: one per index of the tile loops, with its class's numbers
+    order = sorted(wide_tile)
+    wide_args = tuple([args[wide_tile[t]] for t in order] for args in tile_args)
+    wide_footprint = [footprint[wide_tile[t]] for t in order]
+    wide_kept = [kept[wide_tile[t]] for t in order]
+    compressed = _run(classes, case_of, tile_loops, tile_of, delays, *tile_args, timing, footprint, kept)
+    every = _run(wide, wide_case, tile_loops, {t: i for i, t in enumerate(order)}, delays, *wide_args, timing,
+                 wide_footprint, wide_kept)
+    assert compressed == every
