@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from accelsim.hw.dram import DRAM_KINDS
 from accelsim.hw.spec import HardwareSpec
 from accelsim.results import LayerResult
 from accelsim.workload.operators import TENSOR_ROLES
@@ -27,7 +28,10 @@ def compute_bound_cycles(macs: int, hw: HardwareSpec) -> int:
 
 
 def dram_bound_cycles(dram_bytes: int, hw: HardwareSpec) -> int:
-    """``ceil(DRAM bytes / DRAM bandwidth)``: the off-chip channel busy every cycle."""
+    """``ceil(DRAM bytes / DRAM bandwidth)``: the off-chip channel busy every cycle (0 without
+    off-chip memory, ``dram.model: none``)."""
+    if not DRAM_KINDS[hw.dram.model].off_chip:
+        return 0
     return ceil(dram_bytes / hw.dram.bandwidth_bytes_per_cycle)
 
 

@@ -1029,19 +1029,19 @@ def mapping(job: JobArgs, form: str, output: str | None, force: bool) -> None:
     check_outputs({"--out": output}, force)
     loaded = job.load()
     pinned = next((j for j in loaded.jobs if j.inner_pins is not None), None)
-    if pinned is not None and form != "loopnest":
+    if pinned is not None and form == "maestro":
         _fail(f"{pinned.source}: layer {pinned.layer.name!r} pins loops to register files inside the PE, which "
-              f"--format {form} cannot write; use --format loopnest")
+              f"--format {form} cannot write; use --format loopnest or --format timeloop")
     if form == "maestro":
         text = write_maestro(to_maestro(loaded.name, loaded.jobs))
     elif form == "timeloop":
+        from accelsim.mapping.jobs import compile_job
         from accelsim.mapping.timeloop_writer import write_timeloop
 
         if len(loaded.jobs) != 1:
             _fail(f"--format timeloop writes one layer; {loaded.name} has {len(loaded.jobs)}: choose one with --layer")
         one = loaded.jobs[0]
-        text = write_timeloop(compile_mapping(one.layer, one.dataflow, loaded.hw.num_pes, source=one.source),
-                              loaded.hw)
+        text = write_timeloop(compile_job(one, loaded.hw), loaded.hw)
     else:
         nests = [dataclasses.replace(loopnest_of(compile_mapping(j.layer, j.dataflow, loaded.hw.num_pes, source=j.source)),
                          inner_pins=j.inner_pins) for j in loaded.jobs]

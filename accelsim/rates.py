@@ -36,7 +36,8 @@ class Rates:
     beyond one cycle; ``l1_buffers``, ``l2_buffers``: 2 when double-buffered; ``reused_operands``:
     the operands PEs keep in L1 across steps (all where ``l1_reuse`` is ideal); ``write_ports``:
     the reduction network's fixed one-word write ports (0: one shared width, also where
-    ``write_ports`` is ideal or there is no reduction network), ``write_wavefront``: PEs finish
+    ``write_ports`` is ideal or there is no reduction network), ``write_bus``: they are MAERI's
+    collection-bus lines (``collection_bus``), else interleaved; ``write_wavefront``: PEs finish
     along the distribution network's wavefront; ``ideal_dram``:
     bytes over bandwidth only; ``dram_latency_cycles``: the DRAM kind's latency per transfer
     (0 where ideal); ``reduction_kind``, ``reduction_hop_latency_cycles``: the reduction
@@ -59,11 +60,16 @@ class Rates:
     port_words_per_cycle: float
     shared_egress: bool
     ingress_latency_cycles: int
+    # per hop of the distribution network, where a step's fill reaches only the PEs it uses
+    # (distribution_noc.fill: used; 0 otherwise or where ideal)
+    used_fill_hop_cycles: int
+    distribution_kind: str
     register_stages: int
     drain_delay_cycles: int
     l1_buffers: int
     reused_operands: frozenset[str]
     write_ports: int
+    write_bus: bool
     write_wavefront: bool
     l2_buffers: int
     ideal_dram: bool
@@ -71,17 +77,28 @@ class Rates:
     ideal_reduction_latency: bool
     reduction_kind: str
     reduction_hop_latency_cycles: int
+    reduction_write_latency_cycles: int
     tile_barrier: str
     neighbour_forwarding: bool
+    pads_ragged_tiles: bool
     l2_prefetch_words: int = 0
     multiply_on_arrival: bool = False
 
+    def ingress_latency_of(self, used_rows: int, used_cols: int) -> int:
+        """A step's operand latency: to the farthest PE it uses (``used_rows`` x ``used_cols``)
+        with ``distribution_noc.fill: used``, else :attr:`ingress_latency_cycles`."""
+        if not self.used_fill_hop_cycles:
+            return self.ingress_latency_cycles
+        return self.used_fill_hop_cycles * DISTRIBUTION_KINDS[self.distribution_kind].hops(used_rows, used_cols)
+
     def reduction_latency_cycles(self, group_pes: int) -> int:
-        """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 (0 where
-        ideal or for one PE)."""
-        if self.ideal_reduction_latency or group_pes <= 1:
+        """Cycles for the partial sums of ``group_pes`` PEs to meet on the way to L2 and be
+        written (``reduction_noc.write_latency_cycles``); 0 where ideal or nothing drains (one
+        PE crosses no hop except on MAERI's ``art``)."""
+        if self.ideal_reduction_latency or group_pes < 1:
             return 0
-        return self.reduction_hop_latency_cycles * REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
+        hops = REDUCTION_KINDS[self.reduction_kind].hops(group_pes)
+        return self.reduction_hop_latency_cycles * hops + self.reduction_write_latency_cycles
 
 
 def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
@@ -109,12 +126,15 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         port_words_per_cycle=noc.bandwidth_words_per_cycle / ports,
         shared_egress=not red_kind.exists and "shared_egress" not in ideal,
         ingress_latency_cycles=ingress_latency,
+        used_fill_hop_cycles=noc.latency_cycles if noc.fill == "used" and "ingress_latency" not in ideal else 0,
+        distribution_kind=noc.kind,
         register_stages=ingress_latency if dist_kind.registers_steps else 0,
         drain_delay_cycles=0 if "mac_pipeline" in ideal else pes.mac_pipeline_latency_cycles - 1,
         l1_buffers=2 if double_l1 else 1,
         reused_operands=frozenset(OPERAND_ROLES if "l1_reuse" in ideal else hw.l1.reused_operands),
         write_ports=max(1, min(hw.num_pes, int(red.bandwidth_words_per_cycle)))
-        if red.write_ports == "interleaved" and red_kind.exists and "write_ports" not in ideal else 0,
+        if red.write_ports != "shared" and red_kind.exists and "write_ports" not in ideal else 0,
+        write_bus=red.write_ports == "collection_bus",
         write_wavefront=dist_kind.wavefront,
         l2_buffers=2 if double_l2 else 1,
         ideal_dram="dram" in ideal,
@@ -122,8 +142,10 @@ def effective_rates(hw: HardwareSpec, ideal: frozenset[str]) -> Rates:
         ideal_reduction_latency="reduction_latency" in ideal,
         reduction_kind=red.kind,
         reduction_hop_latency_cycles=red.latency_cycles_per_hop,
+        reduction_write_latency_cycles=red.write_latency_cycles,
         tile_barrier="none" if "tile_barrier" in ideal else hw.controller.tile_barrier,
         neighbour_forwarding=noc.neighbour_forwarding and "neighbour_forwarding" not in ideal,
+        pads_ragged_tiles=noc.pads_ragged_tiles and "packed_ingress" not in ideal,
         l2_prefetch_words=hw.l2.size_bytes // hw.word_size_bytes
         if hw.l2.prefetch == "free_space" and not double_l2 else 0,
         multiply_on_arrival=pes.multiply_on_arrival and "multiply_on_arrival" not in ideal,

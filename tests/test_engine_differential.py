@@ -68,10 +68,19 @@ def preset_hardware(draw) -> HardwareSpec:
     overrides = ["controller.tile_barrier=none", "distribution_noc.neighbour_forwarding=false",
                  "l1.reused_operands=[input, weight]", "reduction_noc.write_ports=shared", "l2.prefetch=none",
                  "l2.keeps=[input, weight, output]",
-                 "pe_array.multiply_on_arrival=false",
+                 "pe_array.multiply_on_arrival=false", "distribution_noc.fill=array",
+                 "distribution_noc.pads_ragged_tiles=false",
+                 "reduction_noc.write_latency_cycles=0",
                  f"pe_array.rows={rows}", f"pe_array.cols={cols}",
                  f"l1.size_bytes={draw(st.sampled_from([64, 65536]))}",
                  f"l2.size_bytes={draw(st.sampled_from([256, 4096, 1048576]))}"]
+    # nor MAERI's reduction tree with its accumulator and bus registers, nor a design without
+    # off-chip memory (stonne_maeri's reduction_noc.kind: art and dram.model: none)
+    preset = load_hardware(base)
+    if preset.reduction_noc.kind == "art":
+        overrides.append("reduction_noc.kind=tree")
+    if preset.dram.model == "none":
+        overrides.append("dram.model=simple")
     if draw(st.booleans()):
         overrides += [
             f"distribution_noc.kind={draw(st.sampled_from(['bus', 'tree', 'systolic']))}",
@@ -111,6 +120,8 @@ def _demand_fields(demand) -> dict:
     packets is not part of the model: the old profile listed them by a hash)."""
     d = asdict(demand)
     assert d.pop("forwarded_words", 0) == 0  # the reference profile has no neighbour forwarding
+    assert d.pop("drain_queue_cycles", 0) == 0  # nor a collection bus
+    assert (d.pop("used_rows", 0), d.pop("used_cols", 0)) == (0, 0)  # nor a fill to the used PEs
     for ts in ("input", "weight", "readback"):
         d[ts]["packet_words"] = sorted(d[ts]["packet_words"])
     d["drain_group_words"] = sorted(d["drain_group_words"])

@@ -124,16 +124,71 @@ def test_pins_on_a_design_without_register_files_are_refused(tmp_path):
     assert done.returncode == 2 and "pins loops to RF0, RF1; eyeriss_like has none" in done.stderr
 
 
+def test_written_as_timeloop_files_with_its_pins(tmp_path):
+    """``accelsim mapping --format timeloop`` writes RF1 and RF0 as storage levels inside the PE
+    (outermost first, 24 and 7 one-byte words), RF0 keeping only weights (a bypass entry), and
+    each file's loops (RF1 P=3, RF0 Q=3; L1's M=2 R=3 S=3, permutation innermost first MSR):
+    simulated from those files (``--timeloop``, the same hardware), every level's counts are the
+    hand-derived ones of test_pins_read_from_a_loop_nest_file (RF0 weights 162 / 18, RF1 inputs
+    162 / 41, ...) and the cycles are the loop nest's."""
+    path = tmp_path / "ws.yaml"
+    path.write_text(WEIGHT_STATIONARY)
+    _design(tmp_path)
+    tl = tmp_path / "tl.yaml"
+    done = _cli("mapping", "--hw", str(tmp_path / "tiny_rf.yaml"), "--mapping", str(path), "--format", "timeloop",
+                "-o", str(tl), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = tl.read_text()
+    assert "- name: RF1\n          class: regfile\n          attributes:\n            depth: 24\n" in text
+    assert "- name: RF0\n          class: regfile\n          attributes:\n            depth: 7\n" in text
+    assert text.index("name: RF1") < text.index("name: RF0") < text.index("name: MACC")
+    assert ("- target: RF1\n  type: temporal\n  factors: C=1 M=1 R=1 S=1 N=1 P=3 Q=1\n" in text
+            and "- target: RF0\n  type: temporal\n  factors: C=1 M=1 R=1 S=1 N=1 P=1 Q=3\n" in text)
+    assert "factors: C=1 M=2 R=3 S=3 N=1 P=1 Q=1\n  permutation: MSR" in text
+    assert "- target: RF0\n  type: bypass\n  keep: [Weights]\n  bypass: [Inputs, Outputs]" in text
+    results = []
+    for args in (["--mapping", str(path)], ["--timeloop", str(tl)]):
+        out = tmp_path / "r.json"
+        done = _cli("simulate", "--hw", str(tmp_path / "tiny_rf.yaml"), *args, "--mode", "maestro", "--json", str(out),
+                    "--force", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        results.append(json.loads(out.read_text())[0])
+    assert results[1]["level_accesses"] == results[0]["level_accesses"]
+    assert results[1]["level_accesses"]["RF0"] == {"weight": {"read": 162, "write": 18}}
+    assert results[1]["level_accesses"]["RF1"] == {"input": {"read": 162, "write": 41},
+                                                   "weight": {"read": 18, "write": 18},
+                                                   "output": {"read": 324, "write": 324}}
+    assert results[1]["cycles"] == results[0]["cycles"]
+
+
+@pytest.mark.parametrize("inner, message", [
+    # the default rule: RF0 (weights, 7 words) holds S3 R3 of the step's loops (...C R S), 9 > 7, so S3;
+    # RF1 (inputs, 1 word) holds none, fewer than RF0 below it: Timeloop's levels nest
+    ([{**RF7, "keeps": ["weight"]}, {**RF24, "size_bytes": 1, "keeps": ["input"]}],
+     "register file RF1 holds fewer loops than the one below it"),
+    ([{**RF7, "double_buffered": True}], "a double-buffered register file"),
+])
+def test_timeloop_files_refuse_what_they_cannot_say(tmp_path, inner, message):
+    """What Timeloop's levels inside a PE cannot say is one ``error:`` line (exit 2), no file."""
+    path = tmp_path / "one.yaml"
+    path.write_text(PROBLEM + "mapping:\n  - {target: L1, type: temporal, factors: K=2 R=3 S=3 P=3 Q=3}\n")
+    _hw(tmp_path, inner)
+    done = _cli("mapping", "--hw", str(tmp_path / "tiny_rf.yaml"), "--mapping", str(path), "--format", "timeloop",
+                "-o", str(tmp_path / "tl.yaml"), cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(lines) == 1 and "no Timeloop equivalent: " + message in lines[0], done.stderr
+    assert not (tmp_path / "tl.yaml").exists() and "Traceback" not in done.stderr
+
+
 def test_other_formats_and_search_candidates_refuse_pins(tmp_path):
-    """A MAESTRO .m file or Timeloop's files cannot carry the pins (one error line each), and a
-    pinned loop nest given to the search evaluator is an illegal row (reason inner_pins)."""
+    """A MAESTRO .m file cannot carry the pins (one error line), and a pinned loop nest given
+    to the search evaluator is an illegal row (reason inner_pins)."""
     path = tmp_path / "ws.yaml"
     path.write_text(WEIGHT_STATIONARY)
     hw = _design(tmp_path)
-    for form in ("maestro", "timeloop"):
-        done = _cli("mapping", "--hw", str(tmp_path / "tiny_rf.yaml"), "--mapping", str(path), "--format", form,
-                    cwd=tmp_path)
-        assert done.returncode == 2 and f"--format {form} cannot write; use --format loopnest" in done.stderr
+    done = _cli("mapping", "--hw", str(tmp_path / "tiny_rf.yaml"), "--mapping", str(path), "--format", "maestro",
+                cwd=tmp_path)
+    assert done.returncode == 2 and "--format maestro cannot write; use --format loopnest" in done.stderr
     _, nests = parse_loopnest(WEIGHT_STATIONARY)
     with Evaluator(hw, SMALL, "analytical", "maestro", executor=InProcess()) as ev:
         row = ev.evaluate([nests[0]]).iloc[0]

@@ -9,12 +9,14 @@ within 5%, among them, with the multipliers' forwarding links (``stonne_maeri`` 
 ``distribution_noc.neighbour_forwarding``), the 19 stride-1 convolutions with folded filter
 columns where STONNE forwards (up to 3.3x STONNE before the links), and with the multipliers
 working on each fold's operands as they arrive (``pe_array.multiply_on_arrival``) the folded
-cases fc_b1_256_128 (1.08x before), micro_fold8, micro_fold4_m4 and micro_fold8_m4. The others:
-micro cases one cycle over STONNE's 6-15; micro cases bound by MAERI's collection-bus wiring
-(0.71x-0.90x); fc_b1_128_256_ms256 and fc_b8_64_64_ms256 (0.89x, 0.94x with multiply on
-arrival, 0.96x and 0.97x without: STONNE spends 10-12 cycles per weight tile beyond its transfer,
-we 6-7, which the exposed MACs had hidden); two TPU tiles that use part of the mesh pay the
-whole mesh's fill (tpu8_tm4_16x16x16, tpu8_ragged_20x12x16: 1.05x-1.07x).
+cases fc_b1_256_128 (1.08x before), micro_fold8, micro_fold4_m4 and micro_fold8_m4, and with
+MAERI's reduction tree, accumulators and collection bus as STONNE builds them
+(``reduction_noc.kind: art``, ``write_ports: collection_bus``), its multipliers multiplying in
+the cycle an operand arrives and no DRAM (``dram.model: none``) every micro case and the two FC
+cases on 256 multipliers (0.89x and 0.94x before), and with the mesh's fill reaching only the
+PEs a tile uses (``stonne_tpu``'s ``distribution_noc.fill: used``) every TPU case, and with a
+ragged fold's zero padding sent through the read ports (``distribution_noc.pads_ragged_tiles``)
+conv_s_rem (0.75x before): every case.
 This test pins the cases within 5% and, on every case, that
 the analytical model's realistic mode equals the simulator, that weight L2 reads equal STONNE's
 SRAM weight reads, and that input L2 reads equal STONNE's where STONNE neither forwards inputs
@@ -41,16 +43,30 @@ WITHIN_5_PERCENT = (
     "conv_1x1", "conv_1x1_dn64", "conv_1x1_xy", "conv_ex_dn64_rn8", "conv_s2_5x5", "conv_s2_c4", "conv_s2_fr3",
     "conv_s2_ms256", "conv_tx2_ty2", "conv_ty3", "fc_b4_128_64", "gemm_64_t2216", "gemm_64_t444", "gemm_k64_full",
     "gemm_ms128", "gemm_ms256_t848", "gemm_ms256_t884_dn64", "gemm_ms256_t884_dn8", "gemm_t2216_dn2", "gemm_tall_m",
-    "gemm_unicast16_dn64", "gemm_unicast16_dn8", "gemm_wide_n", "micro_tm2", "micro_tm2_m8", "micro_tn2", "micro_vn1",
-    "micro_vn8_n2",
+    "gemm_unicast16_dn64", "gemm_unicast16_dn8", "gemm_wide_n", "micro_vn1", "micro_vn8_n2",
     # and the inputs streamed again for every weight tile (stonne_maeri's l1.reused_operands: [weight])
     "conv_frs", "conv_fs3", "fc_b1_512_64_dn4",
+    # a ragged fold's zero padding sent through the ports (stonne_maeri's
+    # distribution_noc.pads_ragged_tiles)
+    "conv_s_rem",
     # the multipliers working on each fold's operands as they arrive (stonne_maeri's
     # pe_array.multiply_on_arrival)
     "fc_b1_256_128", "micro_fold4_m4", "micro_fold8", "micro_fold8_m4",
+    # MAERI's reduction tree as STONNE builds it (stonne_maeri's reduction_noc.kind: art: at
+    # least one adder level, then the accumulator and the collection-bus line), its multipliers
+    # multiplying in the cycle an operand arrives, and no DRAM (dram.model: none)
+    "micro_fold2", "micro_fold4", "micro_fold2_m4", "micro_tm1_m4", "micro_vn2", "micro_vn4", "micro_vn8",
+    "micro_vn16", "micro_vn32", "micro_vn64",
+    # MAERI's collection bus and STONNE's write queue (stonne_maeri's reduction_noc.write_ports:
+    # collection_bus)
+    "fc_b1_128_256_ms256", "fc_b8_64_64_ms256", "micro_tm2", "micro_tm2_m8", "micro_tm4", "micro_tm4_m16",
+    "micro_tm4_rn8", "micro_tm8", "micro_tm8_m32", "micro_tn2", "micro_tn4", "micro_tn8",
     # the TPU mesh streaming one k per step, its outputs written through the interleaved write
     # ports as the wavefront finishes them (stonne_tpu's reduction_noc.write_ports)
-    *(c for c in CASES if c.startswith("tpu8_") and c not in ("tpu8_ragged_20x12x16", "tpu8_tm4_16x16x16")),
+    # (and, with stonne_tpu's distribution_noc.fill: used, reduction_noc.write_latency_cycles: 2
+    # and dram.model: none, the tiles that use part of the mesh: tpu8_tm4_16x16x16,
+    # tpu8_ragged_20x12x16)
+    *(c for c in CASES if c.startswith("tpu8_")),
     # the multipliers' forwarding links (stonne_maeri's distribution_noc.neighbour_forwarding)
     "conv_5x5", "conv_ex_dn16_rn8", "conv_ex_dn1_rn8", "conv_ex_dn2_rn8", "conv_ex_dn32_rn8", "conv_ex_dn4_rn8",
     "conv_ex_dn8_rn1", "conv_ex_dn8_rn2", "conv_ex_dn8_rn32", "conv_ex_dn8_rn4", "conv_ex_dn8_rn8", "conv_fc4_k1",

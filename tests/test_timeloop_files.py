@@ -12,6 +12,7 @@ from math import prod
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -525,9 +526,126 @@ def test_written_file_is_what_timeloop_model_read(tmp_path):
     assert res.exit_code == 0, res.output
     assert out.read_text() == (written / "conv3x3_eyeriss_like.yaml").read_text()
     with open(written / "timeloop_model_stats.csv", newline="") as fh:
-        stats = {(r["level"], r["tensor"]): r for r in csv.DictReader(fh)}
+        stats = {(r["level"], r["tensor"]): r for r in csv.DictReader(fh) if r["file"] == "conv3x3_eyeriss_like.yaml"}
     t = load_timeloop([str(written / "conv3x3_eyeriss_like.yaml")])
     acc = analyze_layer(prepare(t.jobs[0], t.hw), t.hw, "maestro").accesses
     assert int(stats["DRAM", "Weights"]["utilized_macs"]) == t.jobs[0].layer.macs // int(stats["DRAM", "Weights"]["cycles"])
     assert (acc["weight"].dram_read, acc["output"].dram_write) == (int(stats["DRAM", "Weights"]["reads"]),
                                                                     int(stats["DRAM", "Outputs"]["updates"]))
+
+
+def test_written_register_files_against_timeloop_model(tmp_path):
+    """validation/timeloop/written/: timeloop-model v3.0.3 read the file the writer makes for
+    examples/register_file_pins.yaml on interstellar_rf2 (RF16 inside each of 256 PEs holding
+    C=2; L1, Timeloop's RegisterFile, R=3 S=3). The writer still writes it byte for byte; read
+    back with --timeloop on interstellar_rf2 (the file's RF16 loops pin its register file),
+    every operand count at every level is Timeloop's (totals over the instances): reads equal
+    Timeloop's reads and writes its fills at RF16, L1 and L2, DRAM reads its reads; DRAM output
+    writes are its updates (8,192 = 32 x 16 x 16 outputs once). RF16's output writes are
+    Timeloop's updates (one per MAC) plus its fills plus the 8,192 partial sums Timeloop starts
+    at zero instead of filling (accelsim fills every output word a box touches: 131,072 boxes of
+    one output word each, 122,880 + 8,192)."""
+    written = REAL.parent / "written"
+    out = tmp_path / "w.yaml"
+    res = CliRunner().invoke(main, ["mapping", "--hw", "interstellar_rf2", "--mapping",
+                                    "examples/register_file_pins.yaml", "--format", "timeloop", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == (written / "conv3x3_interstellar_rf2.yaml").read_text()
+    with open(written / "timeloop_model_stats.csv", newline="") as fh:
+        stats = {(r["level"], r["tensor"]): {k: int(v) for k, v in r.items() if k not in ("file", "level", "tensor")}
+                 for r in csv.DictReader(fh) if r["file"] == "conv3x3_interstellar_rf2.yaml"}
+    t = load_timeloop([str(written / "conv3x3_interstellar_rf2.yaml")], hw_ref="interstellar_rf2")
+    cm = prepare(t.jobs[0], t.hw)
+    ours = analyze_layer(cm, t.hw, "maestro").level_accesses()
+    names = {"RF16": "RF16", "RegisterFile": "L1", "GlobalBuffer": "L2"}
+    tensors = {"Weights": "weight", "Inputs": "input"}
+    for (level, tensor), row in stats.items():
+        if level in names and tensor in tensors:
+            assert ours[names[level]][tensors[tensor]] == {"read": row["reads"], "write": row["fills"]}, (level, tensor)
+    assert ours["DRAM"]["weight"]["read"] == stats["DRAM", "Weights"]["reads"]
+    assert ours["DRAM"]["input"]["read"] == stats["DRAM", "Inputs"]["reads"]
+    outputs = 32 * 16 * 16
+    assert ours["DRAM"]["output"]["write"] == stats["DRAM", "Outputs"]["updates"] == outputs
+    rf = stats["RF16", "Outputs"]
+    assert ours["RF16"]["output"]["write"] == rf["updates"] + rf["fills"] + outputs
+
+
+def _written_and_read_back(hw_name: str, mapping: str):
+    """The example ``mapping`` on ``hw_name`` written as Timeloop's files: the text, the original
+    and read-back (on the same hardware) jobs' pins, and both simulated in maestro mode."""
+    import dataclasses
+
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.timeloop_writer import write_timeloop
+    from accelsim.sim.engine import SimOptions, simulate_layer
+
+    hw = load_hardware(hw_name)
+    job = jobs_from_loopnest(mapping, hw.num_pes)[1][0]
+    cm = prepare(job, hw)
+    text = write_timeloop(cm, hw)
+    back = timeloop_job([(text, "t.yaml")], hw_ref=hw).jobs[0]
+    before = simulate_layer(cm, hw, SimOptions(mode="maestro"))
+    after = simulate_layer(prepare(back, hw), hw, SimOptions(mode="maestro"))
+    after = dataclasses.replace(after, layer=before.layer, op=before.op, wall_seconds=before.wall_seconds)
+    return text, (job.inner_pins, back.inner_pins), before, after
+
+
+def test_timeloop_writer_register_files():
+    """interstellar_rf2 (RF16 of 16 B inside each PE, L1 of 128 B, 2-byte words) with the
+    example that pins C=2 to RF16 and R=3 S=3 to L1 (conv 32x32, 16x16 outputs, 3x3): the
+    written PE holds RegisterFile (64 words) then RF16 (16 B / 2 B = 8 words), RF16's entry is
+    ``C=2`` and L1's ``R=3 S=3`` (permutation SR: R outermost), no bypass entry (RF16 keeps
+    every tensor). Read back with the reader on the same hardware, the job pins the same loops
+    and simulates to the same result, every field (cycles, level_accesses per tensor per level).
+    By hand: 512 steps (M2 x C16 x Q16) x 256 PEs = 131072 boxes of 2*3*3 = 18 MACs; RF16 holds
+    one output word per box, so its output reads are one per MAC plus one per box."""
+    text, (pins, back_pins), before, after = _written_and_read_back("interstellar_rf2",
+                                                                    "examples/register_file_pins.yaml")
+    assert back_pins == pins
+    doc = yaml.safe_load(text)
+    pe = doc["architecture"]["subtree"][0]["subtree"][0]["subtree"][0]
+    assert [c["name"] for c in pe["local"]] == ["RegisterFile", "RF16", "MACC"]
+    assert pe["local"][1]["attributes"]["depth"] == 8
+    entries = {(e["target"], e["type"]): e for e in doc["mapping"]}
+    assert entries[("RF16", "temporal")]["factors"] == "C=2 M=1 R=1 S=1 N=1 P=1 Q=1"
+    assert entries[("RegisterFile", "temporal")]["factors"] == "C=1 M=1 R=3 S=3 N=1 P=1 Q=1"
+    assert entries[("RegisterFile", "temporal")]["permutation"].startswith("SR")
+    assert not any(e["type"] == "bypass" for e in doc["mapping"])
+    assert after == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # L1 and L2 sized to the mapping's tiles
+        own = timeloop_job([(text, "t.yaml")]).hw
+    assert [(lv.name, lv.size_bytes, lv.keeps) for lv in own.inner_levels] == [
+        ("RF16", 16, ("input", "weight", "output"))]
+    macs = 32 * 32 * 16 * 16 * 9
+    assert before.macs == macs
+    assert before.level_accesses()["RF16"]["output"]["read"] == macs + macs // 18
+
+
+def test_timeloop_writer_register_files_default_rule():
+    """interstellar_rf2 without pins (the example Timeloop-style nest: a PE's tile R=3 S=3):
+    the writer writes the default rule's loops for RF16 (the 3 words of one window row, S=3,
+    fit its 8 words; R=3 S=3 needs 9 words per tensor) and reading them back pins exactly those,
+    so the simulated result is the same."""
+    text, (pins, back_pins), before, after = _written_and_read_back("interstellar_rf2", "examples/timeloop_style.yaml")
+    assert pins is None and back_pins is not None
+    entries = {(e["target"], e["type"]): e for e in yaml.safe_load(text)["mapping"]}
+    assert entries[("RF16", "temporal")]["factors"] == "C=1 M=1 R=1 S=3 N=1 P=1 Q=1"
+    assert entries[("RegisterFile", "temporal")]["factors"] == "C=1 M=1 R=3 S=1 N=1 P=1 Q=1"
+    assert after == before
+
+
+def test_timeloop_writer_l2_bypass():
+    """eyeriss_chip (l2.keeps [input, output]: filters bypass the global buffer): the written
+    mapping has a GlobalBuffer bypass entry keeping Inputs and Outputs and bypassing Weights;
+    read as the architecture's own design (no --hw), L2 keeps the same two tensors; read back on
+    eyeriss_chip, the same simulated result (cycles and level_accesses)."""
+    text, _, before, after = _written_and_read_back("eyeriss_chip", "examples/timeloop_style.yaml")
+    bypass = [e for e in yaml.safe_load(text)["mapping"] if e["type"] == "bypass"]
+    assert bypass == [{"target": "GlobalBuffer", "type": "bypass", "keep": ["Inputs", "Outputs"],
+                       "bypass": ["Weights"]}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # L1 and L2 sized to the mapping's tiles
+        own = timeloop_job([(text, "t.yaml")]).hw
+    assert own.l2.keeps == ("input", "output")
+    assert after == before

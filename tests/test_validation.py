@@ -238,17 +238,22 @@ def test_gamma_latencies_below_the_compute_bound_are_flagged():
 def test_reference_sets_missing_are_noted_in_order(tmp_path):
     """With no reference set on disk, ``_reference_sections`` builds nothing, says each set's
     name as it comes to it, and notes each one missing by its marker file, in the report's order
-    (Eyeriss chip, Timeloop, STONNE, MARVEL)."""
+    (Eyeriss chip, Timeloop, STONNE, MARVEL, then the three search comparisons' results files)."""
     from accelsim.validation import _reference_sections
 
     paths = ValidationPaths(tmp_path, eyeriss_dir=tmp_path / "e", timeloop_dir=tmp_path / "t",
-                            stonne_dir=tmp_path / "s", marvel_dir=tmp_path / "m")
+                            stonne_dir=tmp_path / "s", marvel_dir=tmp_path / "m", cosearch_dir=tmp_path / "c",
+                            baselines_dir=tmp_path / "b", reuse_dir=tmp_path / "r")
     missing: list[str] = []
     said: list[str] = []
     assert _reference_sections(paths, True, missing, said.append) == ([], [], [], [])
-    assert said == ["Eyeriss chip", "Timeloop reference set", "STONNE reference set", "MARVEL Table 3"]
+    assert said == ["Eyeriss chip", "Timeloop reference set", "STONNE reference set", "MARVEL Table 3",
+                    "co-search comparison", "Nevergrad baselines", "unique-reuse pruning loss"]
     root = "(run from the repository root)"
     assert missing == [f"Eyeriss chip: no {tmp_path.as_posix()}/e/alexnet_measured.csv {root}",
                        f"Timeloop reference set: no {tmp_path.as_posix()}/t/references.csv {root}",
                        f"STONNE reference set: no {tmp_path.as_posix()}/s/cases.csv {root}",
-                       f"MARVEL Table 3: no {tmp_path.as_posix()}/m/table3.csv {root}"]
+                       f"MARVEL Table 3: no {tmp_path.as_posix()}/m/table3.csv {root}",
+                       f"co-search comparison: no {tmp_path.as_posix()}/c/results.csv {root}",
+                       f"Nevergrad baselines: no {tmp_path.as_posix()}/b/results.csv {root}",
+                       f"unique-reuse pruning loss: no {tmp_path.as_posix()}/r/results.csv {root}"]

@@ -63,7 +63,10 @@ def analyze_layer(cm: CompiledMapping, hw: HardwareSpec, mode: str = "maestro",
                                                  port_block_pes=rates.port_block_pes,
                                                  port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
                                                  reused_operands=rates.reused_operands,
-                                                 write_ports=rates.write_ports, array_rows=hw.pe_array.rows,
+                                                 write_ports=rates.write_ports, write_bus=rates.write_bus,
+                                                 fill_used=rates.used_fill_hop_cycles > 0,
+                                                 pad_ragged=rates.pads_ragged_tiles,
+                                                 array_rows=hw.pe_array.rows,
                                                  array_cols=hw.pe_array.cols, wavefront=rates.write_wavefront,
                                                  forwarding=rates.neighbour_forwarding,
                                                  l2_bypass=hw.l2.bypassed),
@@ -160,8 +163,11 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
     dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist(), [rates.reduction_latency_cycles(int(g)) for g in steps.drained.max_members(n)],
-                                   _barrier(rates, profile, steps)),
+                                   steps.readback_source_steps.tolist(), [rates.reduction_latency_cycles(int(g)) + int(q) for g, q in
+                                    zip(steps.drained.max_members(n), steps.drain_queue_cycles)],
+                                   _barrier(rates, profile, steps),
+                                   [rates.ingress_latency_of(int(r), int(c)) for r, c in
+                                    zip(steps.used_rows, steps.used_cols)] if rates.used_fill_hop_cycles else []),
                         dram_in.tolist(), dram_out.tolist(), tiles.partial_sums_source.tolist(), Timing(
                             rates.l1_buffers, rates.l2_buffers, rates.ingress_latency_cycles,
                             rates.drain_delay_cycles, rates.dram_latency_cycles, rates.shared_egress,

@@ -47,6 +47,7 @@ class StepDelays:
     readback_source: Sequence[int]
     landing: Sequence[int] = ()
     barrier: Sequence[bool] = ()  # the controller holds the step until every drain so far landed
+    latency: Sequence[int] = ()  # the operands' network latency per case (empty: Timing's)
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,8 @@ class Pipeline:
         source (steps back; 0: none), whether the tile barrier holds it, and the landing delay."""
         d = self.d
         ingress = d.ingress[case]
-        return (ingress, self.t.ingress_latency if ingress else 0, d.compute[case], d.egress[case],
+        latency = (d.latency[case] if d.latency else self.t.ingress_latency) if ingress else 0
+        return (ingress, latency, d.compute[case], d.egress[case],
                 bool(d.drains[case]), d.readback_source[case], bool(d.barrier and d.barrier[case]),
                 d.landing[case] if d.landing else 0)
 

@@ -186,6 +186,13 @@ class DistributionNoCSpec(_Strict):
     # input word the next PE held in the previous step and this PE needs now crosses one link
     # instead of the network (see accelsim.mapping.forwarding)
     neighbour_forwarding: bool = False
+    # how far a step's operands travel before it computes: ``array``, to the array's farthest
+    # PE (``latency_cycles`` per hop of the whole array); ``used``, to the farthest PE the step
+    # uses (STONNE's mesh fills a tile of r x c outputs in r + c - 1 hops)
+    fill: Literal["array", "used"] = "array"
+    # a tile clipped at its dimension's end (a ragged fold) still costs its full size on the
+    # root ports: the missing elements go as zero packages (STONNE's MAERI), not read from L2
+    pads_ragged_tiles: bool = False
 
     @field_validator("kind")
     @classmethod
@@ -212,12 +219,20 @@ class ReductionNoCSpec(_Strict):
     a ``systolic`` distribution network PE (row, col) finishes ``row + col`` cycles after PE
     (0, 0), so the drain overlaps the wavefront) and each port writes one word per cycle in
     the order they are ready: a step's drain ends when its busiest port has written its last
-    word."""
+    word. ``collection_bus``: MAERI's collection bus as STONNE builds it, ``floor(bandwidth)``
+    one-word lines, each reduction group (a virtual neuron of neighbouring PEs) written through
+    the line its adder switch's accumulator is wired to (``accelsim.mapping.ports.CollectionBus``);
+    the step's drain takes its busiest line's words, and the SRAM's write queue, which retires
+    half its queued words (rounded up) per cycle, adds its backlog as latency."""
 
     kind: str
     bandwidth_words_per_cycle: float = Field(default=1.0, gt=0)
     latency_cycles_per_hop: int = Field(default=1, ge=0)
-    write_ports: Literal["shared", "interleaved"] = "shared"
+    # cycles from a group's reduced sum to its write in L2: the registers on the way (STONNE:
+    # the accumulator and the collection-bus line on MAERI, the accumulator and the SRAM's
+    # write on its mesh); part of the reduction's latency
+    write_latency_cycles: int = Field(default=0, ge=0)
+    write_ports: Literal["shared", "interleaved", "collection_bus"] = "shared"
 
     @field_validator("kind")
     @classmethod

@@ -31,7 +31,7 @@ Counting rules (also in the README):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
@@ -58,7 +58,7 @@ from accelsim.mapping.geometry import (
     unit_velocity,
     volume,
 )
-from accelsim.mapping.ports import PortLoads, WritePorts
+from accelsim.mapping.ports import CollectionBus, PortLoads, WritePorts, class_members
 from accelsim.mapping.runs import VisitOrder, class_of, output_loop_structure
 from accelsim.mapping.tiles import TileSchedule
 from accelsim.workload.operators import OPERAND_ROLES
@@ -105,20 +105,27 @@ class StepDemand:
     pe_macs: tuple[int, ...] = ()  # per used PE, only in per-PE detail
     drain_group_words: tuple[int, ...] = ()  # per reduction group, only in per-PE detail
     forwarded_words: int = 0  # input words PEs took from their neighbours (ProfileOptions.forwarding)
+    # cycles the SRAM's write queue needs beyond the busiest collection-bus line (a latency;
+    # ProfileOptions.write_bus)
+    drain_queue_cycles: int = 0
+    # rows and columns of the array up to the farthest PE the step uses (ProfileOptions.fill_used)
+    used_rows: int = 0
+    used_cols: int = 0
 
 
 def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles: Any, on_arrival: bool) -> Any:
     """Per step, the cycles its MACs take after its last operand word has arrived (the step's
     ``ingress_cycles`` on the distribution network). The busiest PE needs ``m =
     ceil(max_pe_macs / macs_per_pe_per_cycle)`` cycles; by default they all follow the arrival.
-    ``on_arrival`` (``pe_array.multiply_on_arrival``): the PE multiplies each operand as it
-    arrives, the first in the transfer's first cycle, so only ``m - (ingress_cycles - 1)`` of
-    them follow it, and at least one where the step has MACs (the last operand's). Integers or
-    integer arrays alike (the simulator gives one step, the analytical model all cases)."""
+    ``on_arrival`` (``pe_array.multiply_on_arrival``): the PE multiplies each operand in the
+    cycle it arrives (STONNE's multiplier multiplies and passes the product on within the
+    cycle), one cycle after another from the transfer's first, so only ``m - ingress_cycles``
+    follow it (none when the transfer is at least as long). Integers or integer arrays alike
+    (the simulator gives one step, the analytical model all cases)."""
     macs = -(-max_pe_macs // macs_per_pe_per_cycle)
     if not on_arrival:
         return macs
-    return np.minimum(macs, np.maximum(1, macs - ingress_cycles + 1))
+    return np.minimum(macs, np.maximum(0, macs - ingress_cycles))
 
 
 def unique_rows(table: np.ndarray, radices: Sequence[int]) -> list[list[int]]:
@@ -158,7 +165,9 @@ class ProfileOptions:
     ``port_bandwidth_words_per_cycle``, and a multicast group costs its words once on each port
     that feeds one of its PEs. A step's drains share the reduction network's width:
     ``ceil(words after reduction / egress_bandwidth)``, or with ``write_ports`` they leave
-    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`).
+    through fixed ports as they are ready (:class:`~accelsim.mapping.ports.WritePorts`), or with
+    ``write_bus`` through MAERI's collection-bus lines into STONNE's write queue
+    (:class:`~accelsim.mapping.ports.CollectionBus`).
     ``forwarding``: input words a PE's neighbour held in the previous step are forwarded over
     their link, not sent (:mod:`accelsim.mapping.forwarding`). ``l2_bypass``: operands L2 does
     not keep; each step's packets of them are read from DRAM instead of L2 (the words and
@@ -182,6 +191,12 @@ class ProfileOptions:
     array_cols: int = 1
     wavefront: bool = False
     forwarding: bool = False
+    # the write ports are MAERI's collection-bus lines (reduction_noc.write_ports: collection_bus)
+    write_bus: bool = False
+    # the ports carry a ragged tile's zero padding (distribution_noc.pads_ragged_tiles)
+    pad_ragged: bool = False
+    # record each step's used rows and columns (distribution_noc.fill: used)
+    fill_used: bool = False
     # operands L2 does not keep (hw.l2.keeps): their step words come from DRAM, not L2
     # (accelsim.mapping.tiles, "Bypass")
     l2_bypass: frozenset[str] = frozenset()
@@ -263,6 +278,11 @@ class DemandTable:
     busiest_port_words: np.ndarray
     # cycles of the drains through fixed write ports (ProfileOptions.write_ports; 0 without)
     drain_port_cycles: np.ndarray
+    # further cycles of the SRAM's write queue behind a collection bus (ProfileOptions.write_bus)
+    drain_queue_cycles: np.ndarray
+    # rows and columns up to the farthest used PE (ProfileOptions.fill_used; 0 without)
+    used_rows: np.ndarray
+    used_cols: np.ndarray
     # input words forwarded from a neighbouring PE instead of sent (ProfileOptions.forwarding)
     forwarded: np.ndarray
 
@@ -415,7 +435,7 @@ class ScheduleProfile:
         self.l1_required_words = self._footprint_at_start()
         self._demands: dict[tuple[int, ...], StepDemand] = {}
         self._ports: PortLoads | None = None  # built when a multi-port network first needs it
-        self._write_ports: WritePorts | None = None  # likewise for fixed write ports
+        self._write_ports: WritePorts | CollectionBus | None = None  # likewise for fixed write ports
         self._starts = [np.array(starts, dtype=np.int64) for starts in self.class_starts]
         self._firsts = self._starts  # a class's representative is its first index
         if opts.l2_bypass:
@@ -491,6 +511,7 @@ class ScheduleProfile:
         idx = [rep[:, i:i + 1] for i in range(loops)]
         units = cls.units()
         cur = boxes(cm, idx, units)
+        padded = boxes(cm, idx, units, padded=True) if opts.pad_ragged and opts.ports > 1 else None
         act = cur.active
         vol = cur.volume()
         count = cls.count
@@ -534,7 +555,10 @@ class ScheduleProfile:
             sent[role] = self._groups(role, case_of[sel], class_of_row[sel], keys[sel], moving[sel],
                                       fetched.ravel()[sel], opts.multicast)
             delivered[role] = (count[None, :] * new).sum(axis=1)
-            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], fetched.ravel()[sel],
+            on_port = fetched
+            if padded is not None:  # the padding of a clipped tile, wherever the tile is sent
+                on_port = fetched + np.where(fetched > 0, volume(*padded.tensor(nest, role)) - volume(lo, hi), 0)
+            on_ports.append((role, case_of[sel], class_of_row[sel], keys[sel], moving[sel], on_port.ravel()[sel],
                              opts.multicast))
         footprint = sum(np.where(act, volume(*cur.tensor(nest, role)), 0) for role in nest.tensors)
 
@@ -564,6 +588,8 @@ class ScheduleProfile:
         drain_pe_words = (count[None, :] * np.where(worked, svol, 0)).sum(axis=1)
         readback_words = readback.total(n)
         tile_pos = steps % self.steps_per_tile
+        port_cycles, queue_cycles = self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys,
+                                                            svol.ravel()[sel])
         return DemandTable(
             steps=steps, macs=(count[None, :] * vol).sum(axis=1), active_pes=(count[None, :] * act).sum(axis=1),
             max_pe_macs=vol.max(axis=1, initial=0), peak_pe_words=np.asarray(footprint).max(axis=1, initial=0),
@@ -574,7 +600,8 @@ class ScheduleProfile:
             tile_first=tile_pos == 0, tile_last=tile_pos == self.steps_per_tile - 1,
             reads_back=run_start & revisit, run_end=run_end, rep=rep,
             busiest_port_words=self._busiest_port_words(n, on_ports),
-            drain_port_cycles=self._drain_port_cycles(n, case_of[sel], class_of_row[sel], dkeys, svol.ravel()[sel]),
+            drain_port_cycles=port_cycles, drain_queue_cycles=queue_cycles,
+            **self._used_extent(act),
             forwarded=forwarded,
         )
 
@@ -596,6 +623,7 @@ class ScheduleProfile:
             "reduction_serial_cycles": t.egress_cycles(ebw),
             "drain_partial": t.drain_partial, "tile_first": t.tile_first, "tile_last": t.tile_last,
             "ingress_cycles": ingress.astype(np.int64), "forwarded_words": t.forwarded,
+            "drain_queue_cycles": t.drain_queue_cycles, "used_rows": t.used_rows, "used_cols": t.used_cols,
         }
         plain = {k: v.tolist() for k, v in columns.items()}
         sets_of = {
@@ -632,16 +660,37 @@ class ScheduleProfile:
             self._ports.add(loads, self.groupings[role].velocity, case, klass, keys, moving, words_each, multicast)
         return loads.max(axis=1)
 
+    def _used_extent(self, active: np.ndarray) -> dict[str, np.ndarray]:
+        """Per case (rows of ``active``, cases x PE classes): rows and columns of the array up to
+        its farthest used PE (PE ``p`` at row ``p % rows``, column ``p // rows``); zeros unless
+        ``fill_used``."""
+        n = len(active)
+        if not self.opts.fill_used:
+            return {"used_rows": np.zeros(n, dtype=np.int64), "used_cols": np.zeros(n, dtype=np.int64)}
+        rows = self.opts.array_rows
+        _, pes = class_members(self.cm, self.units)
+        far_row = np.array([int((p % rows).max(initial=-1)) + 1 for p in pes], dtype=np.int64)
+        far_col = np.array([int((p // rows).max(initial=-1)) + 1 for p in pes], dtype=np.int64)
+        return {"used_rows": np.where(active, far_row[None, :], 0).max(axis=1, initial=0),
+                "used_cols": np.where(active, far_col[None, :], 0).max(axis=1, initial=0)}
+
     def _drain_port_cycles(self, n: int, case: np.ndarray, klass: np.ndarray, keys: np.ndarray,
-                           words: np.ndarray) -> np.ndarray:
-        """Per case, the drains' cycles through the fixed write ports (0 without them)."""
+                           words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per case, the drains' cycles through the fixed write ports (0 without them) and the
+        further cycles of the write queue behind a collection bus (0 without one)."""
         opts = self.opts
+        velocity = self.groupings["output"].velocity
+        none = np.zeros(n, dtype=np.int64)
         if opts.write_ports == 0:
-            return np.zeros(n, dtype=np.int64)
-        if self._write_ports is None:
+            return none, none
+        if opts.write_bus:
+            if not isinstance(self._write_ports, CollectionBus):
+                self._write_ports = CollectionBus(self.cm, self.units, opts.write_ports, self.cm.num_pes)
+            return self._write_ports.drain(n, velocity, case, klass, keys, words)
+        if not isinstance(self._write_ports, WritePorts):
             self._write_ports = WritePorts(self.cm, self.units, opts.write_ports, opts.array_rows, opts.array_cols,
                                            opts.wavefront)
-        return self._write_ports.drain_cycles(n, self.groupings["output"].velocity, case, klass, keys, words)
+        return self._write_ports.drain_cycles(n, velocity, case, klass, keys, words), none
 
     def _groups(self, role: str, case: np.ndarray, klass: np.ndarray, keys: np.ndarray, moving: np.ndarray,
                 words: np.ndarray, multicast: bool) -> Groups:
@@ -669,6 +718,7 @@ class ScheduleProfile:
         # each member PE at the step and at its class's previous step
         member_prev = [np.repeat(p, cls.count, axis=1) for p in prev_idx]
         cur = boxes(cm, idx, [u[None, :] for u in units])
+        padded = boxes(cm, idx, [u[None, :] for u in units], padded=True) if opts.pad_ragged else None
         prev = boxes(cm, member_prev, [u[None, :] for u in units])
         pe_macs = np.zeros(cm.used_pes, dtype=np.int64)
         pe_macs[pes] = cur.volume()[0]
@@ -692,7 +742,11 @@ class ScheduleProfile:
                 keys = np.concatenate([keys, np.where(fwd.valid[:, None], fwd.lo.T, -1),
                                        np.where(fwd.valid[:, None], fwd.hi.T, -1)], axis=1)
             packets[role] = _packet_words(keys, new, new > 0, opts.multicast)
-            _add_port_words(port_load, keys, new, new > 0, port, opts.multicast)
+            on_port = new
+            if padded is not None:  # a clipped tile's padding, as the class table counts it
+                pad_lo, pad_hi = (a[:, 0, :] for a in padded.tensor(nest, role))
+                on_port = new + np.where(new > 0, volume(pad_lo, pad_hi) - volume(lo, hi), 0)
+            _add_port_words(port_load, keys, on_port, new > 0, port, opts.multicast)
         olo, ohi = (a[:, 0, :] for a in cur.tensor(nest, "output"))
         readback: tuple[int, ...] = ()
         if reads_back:
@@ -710,12 +764,11 @@ class ScheduleProfile:
             drain_words = _packet_words(np.concatenate([slo.T, shi.T], axis=1), volume(slo, shi), first.active[0], True)
         sets = {role: TransferSet(ts.transfers, ts.words, ts.dest_words, packets[role])
                 for role, ts in (("input", demand.input), ("weight", demand.weight))}
-        detailed = StepDemand(
-            demand.macs, demand.active_pes, demand.max_pe_macs, sets["input"], sets["weight"],
-            TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words, readback),
-            demand.drain_groups, demand.drain_words, demand.drain_pe_words, demand.drain_max_group,
-            demand.drain_partial, demand.reduction_serial_cycles, demand.tile_first, demand.tile_last,
-            demand.ingress_cycles, tuple(pe_macs.tolist()), drain_words, demand.forwarded_words,
+        detailed = replace(
+            demand, input=sets["input"], weight=sets["weight"],
+            readback=TransferSet(demand.readback.transfers, demand.readback.words, demand.readback.dest_words,
+                                 readback),
+            pe_macs=tuple(pe_macs.tolist()), drain_group_words=drain_words,
         )
         _check_detail(detailed, int(pe_macs.sum()), forwarded)
         words = demand.input.words + demand.weight.words + demand.readback.words

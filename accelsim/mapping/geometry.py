@@ -140,9 +140,11 @@ def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.prod(np.maximum(hi - lo + 1, 0), axis=0)
 
 
-def boxes(cm: CompiledMapping, idx: Index, units: Units) -> Boxes:
+def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False) -> Boxes:
     """Boxes of sub-unit tuples ``units`` (one array per level) at loop indices ``idx`` (one
-    array per loop); all arrays broadcast to one shape."""
+    array per loop); all arrays broadcast to one shape. ``padded``: a window clipped at its
+    parent's end keeps its full size (the zero padding of a ragged tile, as STONNE sends it);
+    which PEs are active does not change."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
     loop_of = _loop_of(cm)
     start = {d: np.zeros(shape, dtype=np.int64) for d in cm.nest.dims}
@@ -161,7 +163,11 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units) -> Boxes:
             else:
                 offset = window * ld.offset
             start[ld.dim] = start[ld.dim] + offset
-            extent[ld.dim] = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
+            clipped = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
+            if padded:
+                active &= clipped > 0
+                clipped = np.where(clipped > 0, ld.size, 0)
+            extent[ld.dim] = clipped
     for d in cm.nest.dims:
         active &= extent[d] > 0
     extent = {d: np.where(active, e, 0) for d, e in extent.items()}

@@ -160,6 +160,18 @@ def _box_loops(tiling: InnerTiling, extents: dict[str, int], cm: CompiledMapping
     return out
 
 
+def step_nest(cm: CompiledMapping) -> list[PinnedLoop]:
+    """The loop nest of the largest box a PE holds in a step (the first step's first PE),
+    outermost first: ``cm.inner_pins``' loops (:func:`_pinned_loops`), else one whole loop per
+    dimension in the intra-step order. An inner level of depth k holds the k innermost."""
+    first = boxes(cm, [np.zeros((1, 1), dtype=np.int64) for _ in cm.loops],
+                  [np.zeros((1, 1), dtype=np.int64) for _ in cm.levels])
+    largest = {d: int(e.max()) for d, e in first.extent.items()}
+    if cm.inner_pins is not None:
+        return _pinned_loops(cm, cm.inner_pins, largest)
+    return [PinnedLoop(d, largest[d]) for d in intra_step_order(cm.nest)]
+
+
 def _label(loop: PinnedLoop, loops: Sequence[PinnedLoop]) -> str:
     return loop.dim if sum(other.dim == loop.dim for other in loops) == 1 else f"{loop.dim}{loop.trips}"
 
@@ -174,15 +186,12 @@ def inner_tiling(cm: CompiledMapping, hw: HardwareSpec) -> InnerTiling:
     a level indexes is held whole: the level's tile of it is the step's footprint."""
     nest = cm.nest
     order = intra_step_order(nest)
-    first = boxes(cm, [np.zeros((1, 1), dtype=np.int64) for _ in cm.loops],
-                  [np.zeros((1, 1), dtype=np.int64) for _ in cm.levels])
-    largest = {d: int(e.max()) for d, e in first.extent.items()}
     pins = cm.inner_pins
     if pins is not None and [p.name for p in pins.levels] != [lv.name for lv in hw.inner_levels]:
         raise _fail(cm, f"the mapping pins loops to {', '.join(p.name for p in pins.levels) or 'no register file'}; "
                     f"{hw.name} has {', '.join(lv.name for lv in hw.inner_levels) or 'none'} (innermost first)",
                     "inner_pins")
-    loops = _pinned_loops(cm, pins, largest) if pins is not None else [PinnedLoop(d, largest[d]) for d in order]
+    loops = step_nest(cm)
     out: list[InnerLevelTiling] = []
     pinned_depth = 0
     for i, lv in enumerate(hw.inner_levels):

@@ -509,7 +509,9 @@ def _as_data(arch: TimeloopArch, plan: _Plan, lm: _LevelMap, prob: TimeloopProbl
 
 def load_timeloop(paths: Sequence[str], overrides: Sequence[str] = (), hw_ref: str | None = None) -> TimeloopJob:
     """Read Timeloop's files (``--timeloop``, each path once) as one job; the hardware is the
-    architecture's model (``--set`` applies to it) unless ``hw_ref`` names one."""
+    architecture's model (``--set`` applies to it) unless ``hw_ref`` names one (whose register
+    files, when the architecture's levels inside the PE name them innermost first, take the
+    mapping's loops at those levels as ``Job.inner_pins``)."""
     return timeloop_job(read_files(paths), overrides, hw_ref)
 
 
@@ -548,10 +550,15 @@ def timeloop_job(texts: Sequence[tuple[str, str]], overrides: Sequence[str] = ()
         warnings.warn(f"{msource}: {note}", InputWarning, stacklevel=2)
     nl = NestLayer(prob.layer, tuple(_entries(lm, arch, prob, plan, msource)), msource)
     job = Job(prob.layer, tuple(loopnest_dataflow(nl, plan.num_pes)), msource)
-    if isinstance(hw_ref, HardwareSpec):
-        return TimeloopJob(hw_ref, name, [job], *_as_data(arch, plan, lm, prob))
     if hw_ref is not None:
-        return TimeloopJob(load_hardware(hw_ref, list(overrides)), name, [job], *_as_data(arch, plan, lm, prob))
+        ref = hw_ref if isinstance(hw_ref, HardwareSpec) else load_hardware(hw_ref, list(overrides))
+        files = _register_files(arch, plan, lm, prob)
+        if ref.inner_levels and [arch.levels[i].name for i in files] == [lv.name for lv in ref.inner_levels]:
+            # the files' levels inside the PE are the given hardware's register files: their loops pin them
+            job = replace(job, inner_pins=_pins(arch, lm, prob, plan, files))
+        else:
+            files = []
+        return TimeloopJob(ref, name, [job], *_as_data(arch, plan, lm, prob, files))
     used = replace(plan, macs_per_pe=min(plan.macs_per_pe, _macs_used(lm, arch, plan)))
     files = _register_files(arch, plan, lm, prob)
     if files:

@@ -2,27 +2,37 @@
 reads, in one YAML document (Timeloop merges top-level keys, so one file holds all three):
 
 - ``architecture`` in the 2020-2023 tree form: ``DRAM``, a ``GlobalBuffer`` (L2), and
-  ``PE[0..N-1]`` each holding a ``RegisterFile`` (L1) and its MACs, sizes and bandwidths from
-  the hardware spec;
+  ``PE[0..N-1]`` each holding a ``RegisterFile`` (L1), the spec's register files inside the PE
+  (``inner_levels``, outermost first, by name) and its MACs, sizes and bandwidths from the
+  hardware spec;
 - ``problem``: Timeloop's CNN layer with its shape written out (``M`` output channels, ``P``/``Q``
   output rows/cols paired with ``R``/``S`` and ``Hstride``/``Wstride``);
 - ``mapping``: the loop nest (:func:`~accelsim.mapping.loopnest_format.loopnest_of`) per
   level: DRAM's loops, L2's loops and one spatial entry spreading the L2 tile over the PEs
-  (accelsim's nested cluster levels flattened into one fanout), and the register file's loops (a
-  PE's tile, and the steps a PE takes in a row).
+  (accelsim's nested cluster levels flattened into one fanout), the register file's loops (a
+  PE's tile, and the steps a PE takes in a row; with register files inside the PE, the step's
+  loops outside them), then each register file's loops: those
+  :func:`~accelsim.mapping.inner_levels.inner_tiling` gives it (the pins or the default rule),
+  the loops accelsim's counts use;
+- a ``bypass`` entry (``keep``/``bypass``) for the global buffer when ``l2.keeps`` leaves an
+  operand out and for each register file that does not keep every tensor.
 
-What Timeloop's three levels cannot say is refused with a :class:`MappingError`: temporal loops
+What Timeloop's levels cannot say is refused with a :class:`MappingError`: temporal loops
 between two cluster levels, a dimension split twice at one level, a ragged split (Timeloop's
-factors multiply exactly to the dimension), an operator outside the convolution family.
+factors multiply exactly to the dimension), an operator outside the convolution family, register
+files in a PE of several MACs or double-buffered, or one holding fewer loops than a register
+file below it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import ceil, prod
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
+from accelsim.mapping.inner_levels import inner_tiling, step_nest
 from accelsim.mapping.loopnest_format import NestEntry, NestLayer, canonical_form, loopnest_dataflow, loopnest_of
 from accelsim.mapping.timeloop_files import timeloop_job
 from accelsim.workload.tables import yaml_scalar
@@ -30,6 +40,7 @@ from accelsim.workload.tables import yaml_scalar
 # accelsim's loop dimensions -> Timeloop's CNN-layer names (others keep theirs)
 TIMELOOP_NAMES = {"K": "M", "Y'": "P", "X'": "Q"}
 CNN_DIMS = ("C", "M", "R", "S", "N", "P", "Q")
+DATA_SPACES = {"weight": "Weights", "input": "Inputs", "output": "Outputs"}  # accelsim's tensors -> the shape's
 _SHAPE = """  shape:
     name: {name}
     dimensions: [C, M, R, S, N, P, Q]
@@ -75,11 +86,45 @@ class _Level:
         return f"- target: {target}\n  type: {kind}\n  factors: {factors}\n  permutation: {''.join(order)}\n"
 
 
-def _levels(cm: CompiledMapping, nl: NestLayer) -> tuple[_Level, _Level, _Level, _Level]:
-    """DRAM temporal, GlobalBuffer temporal, GlobalBuffer spatial, RegisterFile temporal."""
+def _register_files(cm: CompiledMapping, hw: HardwareSpec) -> tuple[list[tuple[str, int]], list[_Level]]:
+    """The loops of a PE's step outside every register file (L1's part of the tile, outermost
+    first) and, innermost file first, what each register file of ``hw`` adds: the loops of
+    :func:`~accelsim.mapping.inner_levels.step_nest` that :func:`inner_tiling` gives it (the
+    pinned loops or the default rule's), the same loops accelsim's counts use."""
+    tiling = inner_tiling(cm, hw)
+    loops = step_nest(cm)
+    files: list[_Level] = []
+    below = 0
+    for lv in tiling.levels:
+        if lv.depth < below:
+            raise _refuse(cm, f"register file {lv.name} holds fewer loops than the one below it (Timeloop's levels "
+                              "inside a PE nest: each holds every loop below it)")
+        level = _Level()
+        level.add_outer(cm, [(lp.dim, lp.trips) for lp in loops[len(loops) - lv.depth:len(loops) - below]
+                             if lp.trips > 1], f"register file {lv.name}")
+        files.append(level)
+        below = lv.depth
+    return [(lp.dim, lp.trips) for lp in loops[:len(loops) - below] if lp.trips > 1], files
+
+
+def _pe_nest(cm: CompiledMapping, hw: HardwareSpec) -> tuple:
+    """What :func:`_register_files` writes for ``cm`` (loops of one trip left out: they change
+    no count): the loops outside the register files and each file's factors and order."""
+    outside, files = _register_files(cm, hw)
+    return tuple(outside), tuple((tuple(f.factors.items()), tuple(f.inner_first)) for f in files)
+
+
+def _levels(cm: CompiledMapping, nl: NestLayer, hw: HardwareSpec) -> tuple[_Level, _Level, _Level, _Level, list[_Level]]:
+    """DRAM temporal, GlobalBuffer temporal, GlobalBuffer spatial, RegisterFile temporal, and
+    each register file's temporal loops (innermost first)."""
     dram, gb, spread, rf = _Level(), _Level(), _Level(), _Level()
     l1 = next(e for e in nl.entries if e.target == "L1")
-    rf.add_outer(cm, [(d, f) for d, f in l1.factors.items() if f > 1], "a PE's tile")
+    files: list[_Level] = []
+    if hw.inner_levels:
+        outside, files = _register_files(cm, hw)
+        rf.add_outer(cm, outside, "a PE's tile")
+    else:
+        rf.add_outer(cm, [(d, f) for d, f in l1.factors.items() if f > 1], "a PE's tile")
     entries = [e for e in nl.entries if e.target != "L1"]
     last_spatial = max((i for i, e in enumerate(entries) if e.kind == "spatial"), default=-1)
     first_spatial = next((i for i, e in enumerate(entries) if e.kind == "spatial"), len(entries))
@@ -101,9 +146,9 @@ def _levels(cm: CompiledMapping, nl: NestLayer) -> tuple[_Level, _Level, _Level,
                               "through one fanout)")
     for dim, extent in cm.nest.dims.items():
         d = TIMELOOP_NAMES.get(dim, dim)
-        if prod(level.factors[d] for level in (dram, gb, spread, rf)) != extent:
+        if prod(level.factors[d] for level in (dram, gb, spread, rf, *files)) != extent:
             raise _refuse(cm, f"{dim} is split raggedly (its factors do not multiply to {extent}; Timeloop's must)")
-    return dram, gb, spread, rf
+    return dram, gb, spread, rf, files
 
 
 def write_timeloop(cm: CompiledMapping, hw: HardwareSpec) -> str:
@@ -113,13 +158,21 @@ def write_timeloop(cm: CompiledMapping, hw: HardwareSpec) -> str:
     text = _text(cm, hw)
     try:
         back = timeloop_job([(text, f"{cm.source} as Timeloop's files")], hw_ref=hw).jobs[0]
-        same = (_schedule(compile_mapping(back.layer, back.dataflow, hw.num_pes))
-                == _schedule(_with_dram(cm, loopnest_of(cm))))
+        back_cm = compile_mapping(back.layer, back.dataflow, hw.num_pes)
+        same = _schedule(back_cm) == _schedule(_with_dram(cm, loopnest_of(cm)))
     except InputError as exc:
         raise _refuse(cm, f"read back, its single fanout does not nest as accelsim's cluster levels ({exc.detail})") from None
     if not same:
         raise _refuse(cm, "its cluster levels leave sub-units idle (a fanout of fewer PEs than the cluster holds); "
                           "Timeloop's global buffer feeds the PEs through one fanout")
+    try:
+        same = not hw.inner_levels or (back.inner_pins is not None and _pe_nest(cm, hw) == _pe_nest(
+            replace(back_cm, inner_pins=back.inner_pins), hw))
+    except MappingError:
+        same = False
+    if not same:
+        raise _refuse(cm, "read back, its register files do not hold the same loops (a step's loops outside them "
+                          "are not one PE's tile alone)")
     return text
 
 
@@ -153,7 +206,12 @@ def _text(cm: CompiledMapping, hw: HardwareSpec) -> str:
     if set(TIMELOOP_NAMES.get(d, d) for d in cm.nest.dims) != set(CNN_DIMS):
         raise _refuse(cm, f"{cm.layer.op.value} has no Timeloop problem shape here (the convolution family: "
                           "CONV2D, PWCONV, FC)")
-    dram, gb, spread, rf = _levels(cm, loopnest_of(cm))
+    if hw.inner_levels and hw.pe_array.macs_per_pe_per_cycle > 1:
+        raise _refuse(cm, "register files in a PE of several MACs (accelsim's register files feed one MAC; the "
+                          "reader sums the levels inside such a PE into L1)")
+    if any(lv.double_buffered for lv in hw.inner_levels):
+        raise _refuse(cm, "a double-buffered register file (Timeloop's storage levels hold one tile)")
+    dram, gb, spread, rf, files = _levels(cm, loopnest_of(cm), hw)
     bits = 8 * hw.word_size_bytes
     word = hw.word_size_bytes
     macs = hw.pe_array.macs_per_pe_per_cycle
@@ -178,8 +236,12 @@ def _text(cm: CompiledMapping, hw: HardwareSpec) -> str:
            "      subtree:", f"      - name: PE[0..{hw.num_pes - 1}]", "        local:",
            "        - name: RegisterFile", "          class: regfile", "          attributes:",
            f"            depth: {ceil(hw.l1.size_bytes / word)}", f"            width: {bits}",
-           f"            word-bits: {bits}", "            block-size: 1",
-           f"        - name: {mac_name}", "          class: intmac", "          attributes:",
+           f"            word-bits: {bits}", "            block-size: 1"]
+    for lv in reversed(hw.inner_levels):  # Timeloop lists a subtree's levels outermost first
+        out += [f"        - name: {lv.name}", "          class: regfile", "          attributes:",
+                f"            depth: {(lv.size_bytes or 0) // word}", f"            width: {bits}",
+                f"            word-bits: {bits}", "            block-size: 1"]
+    out += [f"        - name: {mac_name}", "          class: intmac", "          attributes:",
            f"            datawidth: {bits}",
            "problem:", _SHAPE.replace("{name}", yaml_scalar(cm.layer.name)).rstrip("\n"),
            "  instance: {" + ", ".join(f"{k}: {v}" for k, v in instance.items()) + "}",
@@ -187,4 +249,18 @@ def _text(cm: CompiledMapping, hw: HardwareSpec) -> str:
     for level, target, kind in ((dram, "DRAM", "temporal"), (gb, "GlobalBuffer", "temporal"),
                                 (spread, "GlobalBuffer", "spatial"), (rf, "RegisterFile", "temporal")):
         out += [line for line in level.text(target, kind).splitlines()]
+    for lv, level in reversed(list(zip(hw.inner_levels, files))):
+        out += level.text(lv.name, "temporal").splitlines()
+    for target, keeps in (("GlobalBuffer", hw.l2.keeps), *((lv.name, lv.keeps) for lv in reversed(hw.inner_levels))):
+        out += _bypass(target, keeps)
     return "\n".join(out) + "\n"
+
+
+def _bypass(target: str, keeps: tuple[str, ...]) -> list[str]:
+    """A bypass entry for a level that does not keep every tensor (none otherwise)."""
+    if set(keeps) >= set(DATA_SPACES):
+        return []
+    keep = [DATA_SPACES[t] for t in DATA_SPACES if t in keeps]
+    bypass = [DATA_SPACES[t] for t in DATA_SPACES if t not in keeps]
+    return [f"- target: {target}", "  type: bypass", f"  keep: [{', '.join(keep)}]",
+            f"  bypass: [{', '.join(bypass)}]"]

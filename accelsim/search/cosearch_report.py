@@ -27,21 +27,29 @@ mappings (GAMMA) scored, ``model_runs`` the layer evaluations the model ran.
 
 The default budget, 0.2 mm^2, is DiGamma's edge budget for the area of PEs and on-chip
 buffers (Kao's thesis, Sec. 6.3.1, citing Eyeriss and MAESTRO's edge settings).
+
+``--out FILE`` appends each scheme's row to a results CSV as it finishes (:data:`COLUMNS` after
+the provenance of :mod:`accelsim.measurements`); the same command run again keeps those rows and
+runs only the schemes the file lacks. ``accelsim validate`` reads ``validation/cosearch/results.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import shlex
+import sys
 from collections.abc import Callable
 from functools import partial
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.maestro.report import MAC_AREA, SRAM_AREA
+from accelsim.measurements import MeasurementFile, RunProvenance
 from accelsim.mapping.styles import style_mapping
 from accelsim.search.area import UM2_PER_MM2, design_area
 from accelsim.search.cosearch import (DEFAULT_RANGES, L1, L2, PES, CoSearch, CoSearchConfig, HwGenes, gene_values,
@@ -73,6 +81,17 @@ class Scheme:
     scored: int
     model_runs: int
     seconds: float
+
+    @classmethod
+    def from_cells(cls, cells: dict[str, str]) -> Scheme:
+        """A row of a results file (:data:`COLUMNS`) read back."""
+        return cls(cells["scheme"], int(cells["pes"]), int(cells["l1_size_bytes"]), int(cells["l2_size_bytes"]),
+                   float(cells["area_mm2"]), float(cells["cycles"]) if cells["cycles"] else None,
+                   int(cells["scored"]), int(cells["model_runs"]), float(cells["seconds"]))
+
+
+# the results file's columns after the provenance (accelsim.measurements); validate reads them
+COLUMNS = ("network", "hw", "area_budget_mm2", *(f.name for f in fields(Scheme)))
 
 
 def _spec(base: HardwareSpec, pes: int, l1: int, l2: int) -> HardwareSpec:
@@ -182,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--grid-style", action="append", help="style of the grid baseline (repeatable; "
                         "default nvdla_like)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="results CSV (validation/cosearch/results.csv): a row per scheme "
+                        "as it finishes, with provenance; the same command again keeps its rows and runs the rest")
     args = parser.parse_args(argv)
     base = load_hardware(args.hw)
     net = load_network(args.network)
@@ -189,16 +210,32 @@ def main(argv: list[str] | None = None) -> None:
     gamma_budget = args.gamma_budget or args.budget
     print(f"{net.name} ({len(layers)} layers, {len(shapes(layers))} shapes) on {base.name}, area budget "
           f"{args.area_budget_mm2} mm^2, analytical model, realistic mode, latency", flush=True)
-    runs: list[Callable[[], Scheme]] = [
-        partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population, args.seed,
-                args.vary_layers, args.mutate_hw)]
-    runs += [partial(run_grid, base, layers, args.area_budget_mm2, style) for style in args.grid_style or ["nvdla_like"]]
-    runs += [partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers, gamma_budget,
-                     args.population, args.seed) for name, share in MAC_SHARES.items()]
+    budgets = {"designs": args.budget, "gamma_mappings_per_shape": gamma_budget, "population": args.population,
+               "vary_layers": args.vary_layers, "mutate_hw": args.mutate_hw}
+    out = None
+    if args.out is not None:
+        command = "python -m accelsim.search.cosearch_report " + shlex.join(sys.argv[1:] if argv is None else argv)
+        out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, args.seed, budgets), "co-search results file")
+    runs: list[tuple[str, Callable[[], Scheme]]] = [
+        ("co-search", partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population,
+                              args.seed, args.vary_layers, args.mutate_hw))]
+    runs += [(f"grid + {style}", partial(run_grid, base, layers, args.area_budget_mm2, style))
+             for style in args.grid_style or ["nvdla_like"]]
+    runs += [(f"GAMMA on {name}", partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers,
+                                          gamma_budget, args.population, args.seed)) for name, share in MAC_SHARES.items()]
+    kept = {row["scheme"]: row for row in out.done} if out is not None else {}
     rows = []
-    for run in runs:  # each scheme's row as it finishes (a long run shows what it has)
+    for name, run in runs:  # each scheme's row as it finishes (a long run shows and keeps what it has)
+        if name in kept:
+            print(f"{name}: kept from {args.out.as_posix()}", flush=True)
+            rows.append(Scheme.from_cells(kept[name]))
+            continue
         rows.append(run())
         print(asdict(rows[-1]), flush=True)
+        if out is not None:
+            r = rows[-1]
+            out.append({"network": net.name, "hw": base.name, "area_budget_mm2": args.area_budget_mm2,
+                        **asdict(r), "area_mm2": round(r.area_mm2, 6), "seconds": round(r.seconds, 1)})
     ours = rows[0].cycles
     table = []
     for r in rows:
@@ -211,4 +248,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except InputError as exc:  # one error line, exit 2 (README, exit statuses)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

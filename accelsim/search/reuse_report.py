@@ -10,16 +10,26 @@ same evaluator (the pruned genomes are a subset of the full ones), so the pruned
 the best over the kept genomes' rows; ``loss`` is ``best kept / best full - 1`` (0: pruning kept
 an optimal order). Utilization is not pruned (``min_utilization`` 0), so the small layers keep
 candidates.
+
+``--out FILE`` appends each layer's row to a results CSV as it finishes (:data:`COLUMNS` after
+the provenance of :mod:`accelsim.measurements`); the same command run again keeps those rows and
+measures only the layers the file lacks. ``accelsim validate`` reads ``validation/reuse/results.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
 
+from accelsim.errors import InputError
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
+from accelsim.measurements import MeasurementFile, RunProvenance
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import ExhaustiveMapper
 from accelsim.search.run import search
@@ -57,6 +67,10 @@ class ReuseLoss:
     seconds: float
 
 
+# the results file's columns after the provenance (accelsim.measurements); validate reads them
+COLUMNS = ("network", "hw", "parallel", *(f.name for f in fields(ReuseLoss)))
+
+
 def measure(layer: Layer, hw: HardwareSpec, objective: str = "latency",
             parallel: tuple[str, ...] = PARALLEL_DIMS) -> ReuseLoss:
     """Exhaustive search of :func:`reuse_space` with and without unique-reuse pruning."""
@@ -85,11 +99,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layer", action="append", help="only these layers (repeatable)")
     parser.add_argument("--parallel", nargs="+", default=list(PARALLEL_DIMS),
                         help="parallel dimensions of the space (default: K C Y' X')")
+    parser.add_argument("--out", type=Path, help="results CSV (validation/reuse/results.csv): a row per layer as it "
+                        "finishes, with provenance; the same command again keeps its rows and measures the rest")
     args = parser.parse_args(argv)
     hw = load_hardware(args.hw)
     net = load_network(args.network)
     layers = [net.layer(name) for name in args.layer] if args.layer else list(net.layers)
-    rows = [asdict(measure(layer, hw, parallel=tuple(args.parallel))) for layer in layers]
+    out = None
+    if args.out is not None:
+        command = "python -m accelsim.search.reuse_report " + shlex.join(sys.argv[1:] if argv is None else argv)
+        out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, 0, {"candidates": "all"}), "pruning results file")
+    kept = {row["layer"]: row for row in out.done} if out is not None else {}
+    rows: list[dict[str, Any]] = []
+    for layer in layers:  # each layer's row as it finishes (a long run keeps what it has)
+        if layer.name in kept:
+            rows.append({k: kept[layer.name][k] for k in COLUMNS[3:]})
+            continue
+        rows.append(asdict(measure(layer, hw, parallel=tuple(args.parallel))))
+        print(f"{layer.name}: {rows[-1]}", flush=True)
+        if out is not None:
+            out.append({"network": net.name, "hw": hw.name, "parallel": " ".join(args.parallel), **rows[-1],
+                        "seconds": round(rows[-1]["seconds"], 1)})
     header = list(rows[0])
     print(format_table(header, [[_cell(row[k]) for k in header] for row in rows]))
 
@@ -101,4 +131,8 @@ def _cell(value: object) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except InputError as exc:  # one error line, exit 2 (README, exit statuses)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

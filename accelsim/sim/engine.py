@@ -159,6 +159,9 @@ class LayerSimulation:
             port_bandwidth_words_per_cycle=rates.port_words_per_cycle,
             reused_operands=rates.reused_operands,
             write_ports=rates.write_ports,
+            write_bus=rates.write_bus,
+            fill_used=rates.used_fill_hop_cycles > 0,
+            pad_ragged=rates.pads_ragged_tiles,
             array_rows=hw.pe_array.rows,
             array_cols=hw.pe_array.cols,
             wavefront=rates.write_wavefront,
@@ -171,7 +174,6 @@ class LayerSimulation:
         self.l2_space_words = rates.l2_prefetch_words
         self.l2_tiles = 2 if self.l2_space_words else self.l2_buffers
         self.buffers = rates.l1_buffers  # L1 operand buffers = L1 output buffers per PE
-        self.ingress_latency = rates.ingress_latency_cycles
         self.pipeline = rates.drain_delay_cycles
         # operand tiles in flight: L1's buffers, plus on systolic links and a pipelined tree one
         # per pipeline stage (each hop's register holds one step's data, so the latency does not
@@ -457,7 +459,8 @@ class LayerSimulation:
             self._count_ingress(demand)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
-            self.ready.put(StepToken(st.step, demand, self.clock() + self.ingress_latency,
+            latency = self.rates.ingress_latency_of(demand.used_rows, demand.used_cols)
+            self.ready.put(StepToken(st.step, demand, self.clock() + latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -639,7 +642,8 @@ class LayerSimulation:
             latency = 0
             if d.drain_groups:
                 part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
-                latency = self.rates.reduction_latency_cycles(d.drain_max_group)  # pipelined behind the words
+                # pipelined behind the words: the reduction's depth, then a write queue's backlog
+                latency = self.rates.reduction_latency_cycles(d.drain_max_group) + d.drain_queue_cycles
                 st.phase = "send"
                 yield from self._send(self.egress, "reduction_noc", token.step, [part])
                 out = self.count.acc["output"]

@@ -23,6 +23,8 @@ from accelsim.validation.maestro_set import MAESTRO_COLUMNS, maestro_rows, maest
 from accelsim.validation.paper_checks import run_paper_checks, style_forms
 from accelsim.validation.report import PLOTS, ReportInputs, write_csv, write_report
 from accelsim.validation.runner import RunPlan, analytical_model, run_scenarios
+from accelsim.validation.search_sets import (BASELINES_PLOT, COSEARCH_PLOTS, RESULTS_FILE, baselines_section,
+                                             cosearch_sections, reuse_section)
 from accelsim.validation.scenarios import (
     QUICK_BUDGET_PE_STEPS,
     QUICK_PAPER_CHECK_BUDGET_PE_STEPS,
@@ -35,7 +37,7 @@ from accelsim.validation.stonne_set import stonne_csv_rows, stonne_rows, stonne_
 from accelsim.validation.timeloop_set import FULL_BUDGET_PE_STEPS, timeloop_csv_rows, timeloop_rows, timeloop_section
 
 REPORT_FILES = ("REPORT.md", "results.csv", "attribution.csv", "maestro.csv", "eyeriss.csv", "timeloop.csv", "stonne.csv",
-                *PLOTS)
+                *PLOTS, BASELINES_PLOT)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class ValidationPaths:
     timeloop_dir: Path = Path("validation/timeloop")
     stonne_dir: Path = Path("validation/stonne")
     marvel_dir: Path = Path("validation/marvel")
+    cosearch_dir: Path = Path("validation/cosearch")
+    baselines_dir: Path = Path("validation/baselines")
+    reuse_dir: Path = Path("validation/reuse")
 
 
 def _parity(scalesim_dir: Path, quick: bool):
@@ -79,36 +84,49 @@ def _parity(scalesim_dir: Path, quick: bool):
 Sections = list[tuple[str, list[str]]]  # report sections as (title, lines)
 
 
-def _eyeriss(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+def _eyeriss(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
     rows = eyeriss_rows(directory, realistic=not quick)
     return [("Eyeriss chip (AlexNet CONV1-5, batch 4)", eyeriss_section(rows))], eyeriss_csv_rows(rows)
 
 
-def _timeloop(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+def _timeloop(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
     rows = timeloop_rows(directory, QUICK_BUDGET_PE_STEPS if quick else FULL_BUDGET_PE_STEPS, say)
     return [("Timeloop reference set", timeloop_section(rows))], timeloop_csv_rows(rows)
 
 
-def _stonne(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+def _stonne(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
     rows = stonne_rows(directory, say)
     return [("STONNE reference set", stonne_section(rows))], stonne_csv_rows(rows)
 
 
-def _marvel(directory: Path, quick: bool, say: Callable[[str], None]) -> tuple[Sections, list[dict]]:
+def _marvel(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
     return [("MARVEL Table 3: off-chip mappings by the distinct-block model", table3_section(table3_rows(directory))),
             ("MARVEL's DRAM layouts: bursts against channel-last", bursts_section(burst_rows()))], []
+
+
+def _cosearch(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
+    return [("DiGamma's co-search against its baselines", cosearch_sections(directory, out))], []
+
+
+def _baselines(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
+    return [("GAMMA against the Nevergrad baselines", baselines_section(directory / RESULTS_FILE, out))], []
+
+
+def _reuse(directory: Path, quick: bool, say: Callable[[str], None], out: Path) -> tuple[Sections, list[dict]]:
+    return [("Unique-reuse loop-order pruning: orders kept and best-cost loss", reuse_section(directory / RESULTS_FILE))], []
 
 
 @dataclass(frozen=True)
 class _ReferenceSet:
     """One reference set of the report: its name (progress line and missing note), its input
     directory, the file whose presence says the set is there, and what builds its sections and
-    CSV rows from that directory."""
+    CSV rows from that directory (given ``--quick``, the progress callback and the output
+    directory, where it may write plots)."""
 
     name: str
     directory: Callable[[ValidationPaths], Path]
     marker: str
-    build: Callable[[Path, bool, Callable[[str], None]], tuple[Sections, list[dict]]]
+    build: Callable[[Path, bool, Callable[[str], None], Path], tuple[Sections, list[dict]]]
 
 
 _REFERENCE_SETS = (
@@ -116,22 +134,28 @@ _REFERENCE_SETS = (
     _ReferenceSet("Timeloop reference set", lambda p: p.timeloop_dir, "references.csv", _timeloop),
     _ReferenceSet("STONNE reference set", lambda p: p.stonne_dir, "cases.csv", _stonne),
     _ReferenceSet("MARVEL Table 3", lambda p: p.marvel_dir, "table3.csv", _marvel),
+    # precomputed search results (accelsim.validation.search_sets): read, never run
+    _ReferenceSet("co-search comparison", lambda p: p.cosearch_dir, RESULTS_FILE, _cosearch),
+    _ReferenceSet("Nevergrad baselines", lambda p: p.baselines_dir, RESULTS_FILE, _baselines),
+    _ReferenceSet("unique-reuse pruning loss", lambda p: p.reuse_dir, RESULTS_FILE, _reuse),
 )
 
 
 def _reference_sections(paths: ValidationPaths, quick: bool, missing: list[str], say: Callable[[str], None]):
     """(report sections as (title, lines), eyeriss.csv rows, timeloop.csv rows, stonne.csv rows) of
-    the Eyeriss chip, the Timeloop set, the STONNE set and MARVEL's Table 3 and DRAM layouts;
+    the Eyeriss chip, the Timeloop set, the STONNE set, MARVEL's Table 3 and DRAM layouts and the
+    precomputed search comparisons (co-search, Nevergrad baselines, pruning loss);
     ``--quick`` skips the chip's realistic run and simulates only the Timeloop triples within the
     quick budget (a full run: up to 10^8 steps x PEs, 57 s measured on the 2-core machine); the
-    STONNE set always runs whole (about 15 s), MARVEL's sections too (about 10 s)."""
+    STONNE set always runs whole (about 15 s), MARVEL's sections too (about 10 s); the search
+    comparisons only read their results files."""
     sections: Sections = []
     rows: dict[str, list[dict]] = {}
     for reference in _REFERENCE_SETS:
         say(reference.name)
         directory = reference.directory(paths)
         if (directory / reference.marker).is_file():
-            built, rows[reference.name] = reference.build(directory, quick, say)
+            built, rows[reference.name] = reference.build(directory, quick, say, paths.out_dir)
             sections += built
         else:
             missing.append(f"{reference.name}: no {directory.as_posix()}/{reference.marker} (run from the repository "
@@ -154,6 +178,8 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     if existing and not force:
         raise InputError(f"{out.as_posix()}: {', '.join(existing)} already exist; pass --force to overwrite them")
     say = progress or (lambda message: None)
+    for stale in [out / BASELINES_PLOT, *out.glob(COSEARCH_PLOTS)]:  # written again only from results files
+        stale.unlink(missing_ok=True)
     budget = QUICK_BUDGET_PE_STEPS if quick else None
     plan = RunPlan(budget, analytical_model())
     missing = []
@@ -215,7 +241,7 @@ def run_validation(paths: ValidationPaths, quick: bool = False, force: bool = Fa
     write_report(rows, inputs, out / "REPORT.md")
     for what in missing:  # also in the report; said here so that a run outside the repository is not silent
         warnings.warn(f"validate left out the {what}", InputWarning, stacklevel=2)
-    return [out / name for name in REPORT_FILES]
+    return [out / name for name in REPORT_FILES if (out / name).exists()] + sorted(out.glob(COSEARCH_PLOTS))
 
 
 def summary_line(out_dir: Path) -> str:

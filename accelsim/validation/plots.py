@@ -150,3 +150,24 @@ def stall_breakdown(df, path: Path) -> None:
     ax.set_title("where the cycles go (simulator, realistic mode)")
     fig.tight_layout()
     _save(fig, path)
+
+
+def cycles_bars(labels: list[str], cycles: list[float | None], title: str, path: Path,
+                reference: float | None = None) -> None:
+    """One horizontal bar per label (a scheme, a mapper) of its cycles, the first label on top;
+    a missing value (None: nothing legal, or not measured) is a gap labelled so; ``reference``
+    (the co-search's cycles, say) a dashed vertical line."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, max(2.5, 0.45 * len(labels) + 1.2)))
+    ax.barh(labels, [0.0 if c is None else c for c in cycles], color="tab:blue")
+    for i, c in enumerate(cycles):
+        ax.annotate("—" if c is None else f"{c:,.0f}", (0.0 if c is None else c, i), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=8)
+    if reference is not None:
+        ax.axvline(reference, color="tab:red", linestyle="--", linewidth=1)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.2 * max([c for c in cycles if c is not None], default=1.0))
+    ax.set_xlabel("cycles (analytical model, realistic mode; lower is better)")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    _save(fig, path)

@@ -70,7 +70,7 @@ def _err(pred: Any, ref: Any) -> str:
     return f"{100 * (pred - ref) / ref:+.1f}%"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return lines
@@ -119,7 +119,7 @@ def _summary(sets: Sequence[ScenarioSet], layers: dict[tuple, dict[str, dict[str
         below = sum(any(_ok(run) and run["below_bound"] for run in r.values()) for r in mine)
         rows.append((s.name, str(len(s.scenarios)), str(len(mine)), f"{len(real)} / {len(smae)}", str(len(ana)),
                      f"{within} of {len(pair)}", f"{exact} of {len(pair)}", median, str(below)))
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def _scenario_tables(s: ScenarioSet, layers: dict[tuple, dict[str, dict[str, Any]]]) -> list[str]:
@@ -154,7 +154,7 @@ def _scenario_tables(s: ScenarioSet, layers: dict[tuple, dict[str, dict[str, Any
                 _err(ana["cycles"], real["cycles"]) if _ok(ana) and _ok(real) else "—",
                 f"{real['pe_utilization']:.3f}" if _ok(real) else "—",
                 "; ".join(dict.fromkeys(notes))))
-        out += _table(("layer", "type", "steps", "lower bound", "sim realistic", "sim maestro", "analytical",
+        out += markdown_table(("layer", "type", "steps", "lower bound", "sim realistic", "sim maestro", "analytical",
                        "analytical vs sim maestro", "analytical vs sim realistic", "util (realistic)", "notes"),
                       rows)
     return out
@@ -166,7 +166,7 @@ def _bound_flags(rows: Sequence[dict[str, Any]]) -> list[str]:
         return ["No estimate of any model falls below max(compute bound, off-chip bound) in this run."]
     table = [(r["set"], r["hw"], r["style"], r["layer"], f"{r['model']} {r['mode']}", _int(r["cycles"]),
               _int(r["compute_bound_cycles"]), _int(r["dram_bound_cycles"])) for r in flagged]
-    return _table(("set", "hw", "style", "layer", "model", "cycles", "compute bound", "off-chip bound"), table)
+    return markdown_table(("set", "hw", "style", "layer", "model", "cycles", "compute bound", "off-chip bound"), table)
 
 
 def _attribution(inputs: ReportInputs) -> list[str]:
@@ -191,7 +191,7 @@ def _attribution(inputs: ReportInputs) -> list[str]:
                      *((f"{100 * sum(a[p] for a in mine) / gap:.1f}%" if gap else "—") for p in PARTS)))
     if not rows:
         return out + ["**Missing:** no layer was attributed in this run."]
-    return out + _table(("set", "layers", "gap (cycles)", *PARTS), rows)
+    return out + markdown_table(("set", "layers", "gap (cycles)", *PARTS), rows)
 
 
 def _paper_checks(checks: Sequence[PaperCheck]) -> list[str]:
@@ -199,11 +199,11 @@ def _paper_checks(checks: Sequence[PaperCheck]) -> list[str]:
     for c in checks:
         out += ["", f"### {c.title}", "", f"*Source:* {c.source}. *Setup:* {c.setup}.", ""]
         if c.quantities:
-            out += _table(("quantity", "paper", *RUN_LABELS),
+            out += markdown_table(("quantity", "paper", *RUN_LABELS),
                           [(q.name, q.paper, *(_num(q.ours.get(label)) for label in RUN_LABELS))
                            for q in c.quantities])
         if c.table:
-            out += _table(c.table[0], c.table[1:])
+            out += markdown_table(c.table[0], c.table[1:])
         if c.notes:
             out += ["", "Not run: " + "; ".join(c.notes) + "."]
         out += ["", f"*Why they differ:* {c.explanation}"]
@@ -217,7 +217,7 @@ def _frame_table(df) -> list[str]:
     header = [str(c) for c in df.columns]
     rows = [[_num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v) for v in row]
             for row in df.itertuples(index=False)]
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[str] = COLUMNS) -> None:
@@ -263,7 +263,7 @@ def write_report(rows: Sequence[dict[str, Any]], inputs: ReportInputs, path: Pat
     lines += ["", "## Paper checks"] + _paper_checks(inputs.checks)
     lines += ["", "### FLASH Table 2: the GEMM form of each style", "",
               "Our styles' mappings of GEMM VI on `flash_edge` as the run produced them, next to FLASH Table 2.", ""]
-    lines += _table(("style", "FLASH Table 2", "FLASH's form", "ours (GEMM VI on flash_edge)", "comparison"),
+    lines += markdown_table(("style", "FLASH Table 2", "FLASH's form", "ours (GEMM VI on flash_edge)", "comparison"),
                     [(f"`{f.style}`", f.flash_name, f.flash_form, f"`{f.ours}`", f.verdict)
                      for f in inputs.style_forms])
     lines += ["", "## SCALE-Sim parity (systolic set)", ""]

@@ -14,7 +14,7 @@ the multipliers forward inputs to their neighbours (``stonne_maeri``'s
 ``distribution_noc.neighbour_forwarding``): maestro mode has no such links.
 
 Acceptance (issue 17): realistic mode within 5% of STONNE's cycles on every case. The whole set
-(112 cases, 9 runs each) takes about 12 s (11.7 s wall, 8.4 CPU s, measured 2026-11-26 at a load of 3).
+(112 cases, 9 runs each) takes about 11 s (11.0 s wall, 7.4 CPU s, measured 2026-11-26 at a load of 4).
 """
 
 from __future__ import annotations
@@ -49,20 +49,23 @@ RUNGS: dict[str, frozenset[str]] = {
 LADDER = (MAESTRO_MODE, *RUNGS, OVERLAP)
 RUNG_MEANING = {
     MAESTRO_MODE: "the simulator in maestro mode (every effect below ideal) against STONNE",
-    "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers) against one "
-             "packed transfer per step, and the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
-             "each output written through its fixed port as the wavefront finishes it) against one shared width "
-             "after the step",
+    "ports": "the distribution tree's root ports (each feeding its fixed block of multipliers, a ragged fold's "
+             "padding included: `distribution_noc.pads_ragged_tiles`) against one packed transfer per step, the TPU's write ports (`reduction_noc.write_ports: interleaved`: "
+             "each output written through its fixed port as the wavefront finishes it) and MAERI's collection bus "
+             "(`collection_bus`: each VN's output through the bus line its adder switch is wired to, then STONNE's "
+             "write queue) against one shared width after the step",
     "tile_barrier": "the controller's barrier: the next weight tile (MAERI) or stationary tile (TPU) only after "
                     "the previous tile's outputs are written",
-    "fill_drain": "the network's and adder tree's latencies and the MAC pipeline (fill and drain of each step, "
-                  "exposed at every barrier), less the MACs done as a step's operands arrive "
-                  "(`pe_array.multiply_on_arrival`)",
+    "fill_drain": "the network's latencies (on the TPU to the PEs a tile uses, `distribution_noc.fill: used`), the "
+                  "adder tree's (on MAERI's `art` at least one adder level) and the write latency "
+                  "(`reduction_noc.write_latency_cycles`) and the MAC pipeline (fill and drain of each step, exposed at every "
+                  "barrier), less the MACs done as a step's operands arrive (`pe_array.multiply_on_arrival`)",
     "input_streaming": "inputs sent again every step (STONNE's multipliers keep only their weights; "
                        "`l1.reused_operands`)",
     "forwarding": "inputs the multipliers forward to their neighbours instead of reading them from SRAM "
                   "(`distribution_noc.neighbour_forwarding`; negative: the links save cycles)",
-    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer, DRAM is unlimited)",
+    "buffers_dram": "single-buffered L2 and DRAM latency (0 here: L2 holds the layer and there is no DRAM, "
+                    "`dram.model: none`)",
     OVERLAP: "effects that cost only together, or hide behind each other",
 }
 

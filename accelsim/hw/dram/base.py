@@ -23,6 +23,8 @@ class DramModel(Protocol):
     """DRAM behind a DMA engine, of one kind."""
 
     kind: str
+    # False: there is no off-chip memory (kind ``none``); transfers take no cycles in any mode
+    off_chip: bool
 
     def busy_cycles(self, dram: DRAMSpec, clock_mhz: float, nbytes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         """Accelerator cycles the channel is busy per transfer of ``nbytes`` bytes in ``runs``
@@ -60,9 +62,10 @@ def ideal_cycles(dram: DRAMSpec, nbytes: np.ndarray) -> np.ndarray:
 def transfer_cycles(dram: DRAMSpec, word_size_bytes: int, clock_mhz: float, words: np.ndarray, runs: np.ndarray,
                     ideal: bool) -> np.ndarray:
     """Channel cycles (int64) per transfer of ``words`` words in ``runs`` contiguous pieces
-    (0 where nothing moves): :func:`ideal_cycles` if ``ideal``, else the kind's."""
+    (0 where nothing moves): :func:`ideal_cycles` if ``ideal``, else the kind's (0 for a kind
+    without off-chip memory, ideal or not: there is no DRAM to idealize)."""
     nbytes = np.asarray(words, dtype=np.int64) * word_size_bytes
-    if ideal:
+    if ideal and DRAM_KINDS[dram.model].off_chip:
         cycles = ideal_cycles(dram, nbytes)
     else:
         cycles = DRAM_KINDS[dram.model].busy_cycles(dram, clock_mhz, nbytes, np.maximum(runs, 1))

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 @dram_kind
 class DMazeRunnerDram:
     kind = "dmazerunner"
+    off_chip = True
 
     def busy_cycles(self, dram: DRAMSpec, clock_mhz: float, nbytes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         """``(runs x setup + per_byte x bytes)`` DMA cycles at ``dma_clock_mhz`` (default: the

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 @dram_kind
 class SimpleDram:
     kind = "simple"
+    off_chip = True
 
     def busy_cycles(self, dram: DRAMSpec, clock_mhz: float, nbytes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         """``runs x ceil(bytes per run / burst)`` bursts at ``bandwidth_bytes_per_cycle``."""
