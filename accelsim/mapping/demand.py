@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -128,6 +128,25 @@ def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles:
     if not on_arrival:
         return macs
     return np.minimum(macs, np.maximum(0, macs - ingress_cycles))
+
+
+def unique_rows(table: np.ndarray, radices: Sequence[int]) -> list[list[int]]:
+    """The distinct rows of ``table`` (column ``j`` holding numbers ``0 .. radices[j] - 1``) in
+    lexicographic order, as ``np.unique(table, axis=0)`` gives them: each row is read as one
+    mixed-radix number (first column most significant), which sorts as the row does, so one
+    1-D unique of integers replaces a sort of rows (several times faster). Falls back to the
+    row sort where the numbers would not fit in 63 bits."""
+    if table.shape[1] == 0 or prod(radices) >= 2 ** 62:
+        return np.unique(table, axis=0).tolist()
+    keys = np.zeros(len(table), dtype=np.int64)
+    for j, radix in enumerate(radices):
+        keys = keys * radix + table[:, j]
+    distinct = np.unique(keys)
+    columns = []
+    for radix in reversed(radices):
+        columns.append(distinct % radix)
+        distinct = distinct // radix
+    return np.column_stack(columns[::-1]).tolist()
 
 
 @dataclass(frozen=True)
@@ -473,7 +492,8 @@ class ScheduleProfile:
             table = np.column_stack([np.searchsorted(starts, i, side="right") - 1
                                      for starts, i in zip(self._starts, indices)]).astype(np.int64) \
                 if indices else np.zeros((1, 0), dtype=np.int64)
-            fresh = [row for row in np.unique(table, axis=0).tolist() if tuple(row) not in self._demands]
+            fresh = [row for row in unique_rows(table, [len(starts) for starts in self._starts])
+                     if tuple(row) not in self._demands]
             for row, demand in zip(fresh, self._demands_of(np.array(fresh, dtype=np.int64).reshape(len(fresh), -1))):
                 self._demands[tuple(row)] = demand
             found = self._demands[case]

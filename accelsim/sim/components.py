@@ -65,10 +65,10 @@ class Processes(Plain):
             return (state.name, state.tile - tile if state.tile >= 0 else None)
         return (state.name,)
 
-    def offchip(self, callback: Any) -> bool:
-        """Whether a pending event wakes an off-chip process (the DMA, an L2 tile's arrival)."""
-        state = self._state(callback)
-        return state is not None and state.name in OFFCHIP
+    def offchip(self, label: tuple) -> bool:
+        """Whether a pending event's callback, by its :meth:`label`, wakes an off-chip process
+        (the DMA, an L2 tile's arrival; a callback of no process of ours is labelled ``?``)."""
+        return label[0] in OFFCHIP
 
     def who(self, process: Any) -> tuple:
         """A resource's user or waiter by process name."""

@@ -79,17 +79,19 @@ class SimContext:
                 return
 
     def pending(self, origin: Origin, label: Callable[[Any, int], tuple],
-                offchip: Callable[[Any], bool]) -> Queue:
+                offchip: Callable[[tuple], bool]) -> Queue:
         """The event queue in firing order: every event relative to ``origin`` (cycles after
         it, priority, who each event wakes, by ``label(callback, tile)``); the same for the
         events that wake an on-chip process only; and those that wake only the off-chip side
-        (``offchip(callback)``) as they stand, (cycle, priority, SimPy's event id)."""
+        (``offchip(label)`` of each callback's label) as they stand, (cycle, priority, SimPy's
+        event id)."""
         every, onchip, off = [], [], []
+        tile = origin.tile
         for at, priority, eid, event in sorted(self.env._queue):  # noqa: SLF001 (SimPy's event queue)
-            callbacks = event.callbacks or []
-            entry = (at - origin.cycle, priority, tuple(label(cb, origin.tile) for cb in callbacks))
+            labels = tuple(label(cb, tile) for cb in event.callbacks or ())
+            entry = (at - origin.cycle, priority, labels)
             every.append(entry)
-            if callbacks and all(offchip(cb) for cb in callbacks):
+            if labels and all(offchip(x) for x in labels):
                 off.append((int(at), priority, eid))
             else:
                 onchip.append(entry)

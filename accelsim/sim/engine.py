@@ -489,8 +489,12 @@ class LayerSimulation:
         if request is not None:
             yield request
         start = env.now
-        total = sum(serial for _, _, serial, _ in parts)
-        if any(packets for _, _, _, packets in parts):
+        total = 0
+        packets = False
+        for _, _, serial, listed in parts:
+            total += serial
+            packets = packets or bool(listed)
+        if packets:
             env.process(self._packets(component, step, parts, start + total))
         yield env.timeout(total)
         start = env.now - total
@@ -544,6 +548,7 @@ class LayerSimulation:
         on_arrival = self.rates.multiply_on_arrival
         total = self.cm.steps
         count = self.count
+        step_cycles: dict[int, int] = {}  # a demand's compute cycles, by the demand's id
         while count.steps_done < total:
             st.phase = "ready"
             st.since = self.clock()
@@ -557,7 +562,10 @@ class LayerSimulation:
             # cycles: that part of the rest of the wait is the reduction's
             st.held_part = min(waited - dram_part, token.held)
             st.stalls = [int(dram_part), int(waited - dram_part - st.held_part), 0]  # dram, noc, reduction
-            st.cycles = int(compute_cycles(d.max_pe_macs, mpc, d.ingress_cycles, on_arrival))
+            cycles = step_cycles.get(id(d))
+            if cycles is None:  # the profile keeps each case's demand: one per case
+                cycles = step_cycles[id(d)] = int(compute_cycles(d.max_pe_macs, mpc, d.ingress_cycles, on_arrival))
+            st.cycles = cycles
             if fold is not None:
                 st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
                                                                        "weight": d.weight.words})

@@ -145,8 +145,9 @@ class Pipeline(Component, Protocol):
 
     def label(self, callback: Any, tile: int) -> tuple: ...
 
-    def offchip(self, callback: Any) -> bool:
-        """Whether a pending event's callback wakes an off-chip process (one a jump may hold)."""
+    def offchip(self, label: tuple) -> bool:
+        """Whether a pending event's callback, by its label, wakes an off-chip process (one a
+        jump may hold)."""
 
 
 @dataclass
@@ -179,6 +180,8 @@ class Warp:
         self.snapshots: dict[int, list[Snapshot]] = {}
         self.warped_steps = 0
         self.held_steps = 0  # of them, skipped holding the off-chip side
+        # no checkpoint is worth a snapshot before this cycle (see :meth:`_warp`'s held bound)
+        self.quiet_until = 0
 
     def reach(self, checkpoint: Checkpoint) -> None:
         """The distribution begins an iteration worth a checkpoint (kept only while the
@@ -196,6 +199,8 @@ class Warp:
         ``MAX_PERIOD_ITERATIONS`` iterations of its loop and warp when the state repeats;
         otherwise keep it for the next iterations."""
         pending, self.pending = self.pending, []
+        if self.context.env.now < self.quiet_until:
+            return
         flight = self._in_flight()  # the state does not change until a warp, which ends the loop
         oldest = min(flight.steps) if flight.steps else None
         for checkpoint in pending:
@@ -216,7 +221,7 @@ class Warp:
                     held = True
                 else:
                     continue
-                if self._warp(before, snap, held):
+                if self._warp(before, snap, held, flight):
                     # snapshots of this loop and those inside it predate the jump; outer ones
                     # still describe the start of the current outer iteration
                     self.snapshots = {level: kept for level, kept in self.snapshots.items()
@@ -246,15 +251,14 @@ class Warp:
             component.in_flight(flight)
         return flight
 
-    def _warp(self, before: Snapshot, now: Snapshot, held: bool) -> bool:
-        """Jump as many periods as the class allows (``held``: holding the off-chip side); False
-        if none."""
+    def _warp(self, before: Snapshot, now: Snapshot, held: bool, flight: InFlight) -> bool:
+        """Jump as many periods as the class allows (``held``: holding the off-chip side; ``flight``:
+        what is in flight now); False if none."""
         cp = now.checkpoint
         q = (cp.step - before.checkpoint.step) // cp.stride  # iterations per period
         m, c = q * cp.stride, q * cp.tiles
         if held and (c or cp.tile != before.checkpoint.tile):
             return False  # the off-chip side serves L2 tiles: held, the period must stay in one
-        flight = self._in_flight()
         # a step in flight moves k periods on: it must lie in the class, like its new place
         if any(x < cp.class_first for x in flight.steps):
             return False
@@ -270,7 +274,14 @@ class Warp:
         period = now.cycle - before.cycle
         if held:  # every skipped or moved on-chip event stays before the first off-chip one
             first = min(at for at, _, _ in now.offchip)
-            k = min(k, (first - 1 - now.cycle - now.onchip_last) // period)
+            before_first = (first - 1 - now.cycle - now.onchip_last) // period
+            if before_first < 1:
+                # the off-chip event at ``first`` is too near: until it has fired, every snapshot
+                # holds it at another distance from its checkpoint, so only a held jump could
+                # match, with less room as the clock nears it; skip the checkpoints till then
+                # (skipping can only delay a jump, never change a result: every jump is exact)
+                self.quiet_until = first
+            k = min(k, before_first)
         if k < 1 or k * m < MIN_WARP_STEPS:
             return False
         jump = Jump(k, period, m, c, frozenset(eid for _, _, eid in now.offchip) if held else frozenset())
