@@ -7,6 +7,9 @@ and what was expected. The CLI prints the message and exits non-zero, never a tr
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 
 class InputError(Exception):
     """A problem with user input; the message is complete and shown to the user as is."""
@@ -19,6 +22,16 @@ class InputError(Exception):
         if source is not None:
             where = f"{source}:{line}: " if line is not None else f"{source}: "
         super().__init__(f"{where}{message}")
+
+
+def run_module(main: Callable[[], None]) -> None:
+    """Run a ``python -m`` module's ``main``: an :class:`InputError` becomes one ``error:`` line
+    on stderr and exit status 2 (README, exit statuses), never a traceback."""
+    try:
+        main()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 class MappingError(InputError):

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from accelsim.errors import InputError
+from accelsim.errors import run_module
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.measurements import MeasurementFile, RunProvenance
@@ -105,8 +105,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except InputError as exc:  # one error line, exit 2 (README, exit statuses)
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_module(main)

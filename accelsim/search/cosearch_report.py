@@ -45,7 +45,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from accelsim.errors import InputError, MappingError
+from accelsim.errors import InputError, MappingError, run_module
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.maestro.report import MAC_AREA, SRAM_AREA
@@ -248,8 +248,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except InputError as exc:  # one error line, exit 2 (README, exit statuses)
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_module(main)

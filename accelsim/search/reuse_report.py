@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import InputError
+from accelsim.errors import run_module
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
 from accelsim.measurements import MeasurementFile, RunProvenance
@@ -131,8 +131,4 @@ def _cell(value: object) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except InputError as exc:  # one error line, exit 2 (README, exit statuses)
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_module(main)
