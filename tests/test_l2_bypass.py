@@ -3,6 +3,9 @@ directly (README, "Hardware fields" and "Timing and counting rules"; ``accelsim/
 
 from __future__ import annotations
 
+import csv
+import json
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -19,6 +22,9 @@ from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
 from accelsim.trace.events import TraceConfig
 from accelsim.trace.run import trace_layer
 from accelsim.workload.ops import Layer
+from test_trace import CASES as TRACE_CASES  # noqa: E402  (tests/ is on sys.path)
+from test_trace import _events, _without_run_figures, assert_accounting_identity  # noqa: E402
+from test_trace import _hw as _trace_hw  # noqa: E402
 
 
 def S(size, offset, dim):
@@ -181,21 +187,85 @@ def test_keeps_in_both_forms_and_defaults_unchanged(tmp_path):
     assert load_hardware("eyeriss_like", ["l2.keeps=[input,weight,output]"]) == load_hardware("eyeriss_like")
 
 
-def test_what_is_not_modelled_is_refused(tmp_path):
-    """Outputs bypassing L2, the MAESTRO model, functional execution, traces: one InputError
-    each (before any trace file is written)."""
+def test_what_is_not_modelled_is_refused():
+    """Outputs bypassing L2 and the MAESTRO model: one InputError each."""
     with pytest.raises(InputError, match="output must be kept"):
         load_hardware("eyeriss_like", ["l2.keeps=[input,weight]"])
-    hw = _hw(14, "input,output")
     with pytest.raises(InputError, match="MAESTRO's shared buffer holds every tensor"):
-        hardware_of(hw)
+        hardware_of(_hw(14, "input,output"))
+
+
+def test_trace_of_bypassed_weights_by_hand(tmp_path):
+    """The trace of :func:`test_weights_bypassing_l2_by_hand` (FC K=3, C=4, weights bypass
+    L2, one tile): the tile's one DRAM ``read`` spans 0..26 and carries its 4 input words and
+    the 12 weight words its steps need (16); the distribution network sends 12 input and 12
+    weight words, one of each per step; the 3 outputs are written back in 53..56; the ``l2``
+    counter never exceeds the one tile; meta.json names the bypassed weights.
+
+    dram.trace (1-byte words and bursts): input at byte 0 (4 bytes), weight at the next 4 KiB
+    boundary 0x1000 (12 bytes), output at 0x2000: reads 0x0..0x3 and 0x1000..0x100b (the
+    weight box, each block once; here every weight word is needed once, so 16 requests as the
+    span's 16 words), writes 0x2000..0x2002 from cycle 53."""
+    hw = _hw(14, "input,output")
     cm = compile_mapping(FC, FC_MAPPING, hw.num_pes)
-    with pytest.raises(InputError, match="functional execution .* does not follow bypassed words"):
-        simulate_functional(cm, hw)
-    out = tmp_path / "trace"
-    with pytest.raises(InputError, match="tracing .* does not follow bypassed words"):
-        trace_layer(cm, hw, SimOptions(), out, TraceConfig())
-    assert not out.exists()
+    r = trace_layer(cm, hw, SimOptions(), tmp_path, TraceConfig(("csv", "dram")))
+    rows = _events(tmp_path)
+    assert_accounting_identity(rows, r)
+    dram = [(e["kind"], e["start_cycle"], e["end_cycle"], e["words"]) for e in rows if e["component"] == "dram"]
+    assert dram == [("read", 0, 26, 16), ("write", 53, 56, 3)]
+    sent = {t: sum(e["words"] for e in rows if e["component"] == "distribution_noc" and e["tensor"] == t)
+            for t in ("input", "weight")}
+    assert sent == {"input": 12, "weight": 12}
+    with open(tmp_path / "counters.csv", encoding="utf-8") as f:
+        assert max(int(c["value"]) for c in csv.DictReader(f) if c["counter"] == "l2") == 1
+    assert json.loads((tmp_path / "meta.json").read_text())["l2_bypassed"] == ["weight"]
+    lines = [line.split() for line in (tmp_path / "dram.trace").read_text().splitlines()]
+    assert [int(a, 16) for a, op, _ in lines if op == "READ"] == list(range(4)) + list(range(0x1000, 0x100c))
+    assert [(int(a, 16), int(c)) for a, op, c in lines if op == "WRITE"] == [(0x2000, 53), (0x2001, 54), (0x2002, 55)]
+
+
+@pytest.mark.parametrize("case", sorted(TRACE_CASES))
+@pytest.mark.parametrize("keeps", ["[input,output]", "[weight,output]", "[output]"])
+def test_traces_and_values_follow_bypass(case, keeps, tmp_path):
+    """On the trace tests' small layers with an operand (or both) bypassing L2: tracing
+    changes no result, the trace accounts for every cycle, MAC and word (its DRAM reads
+    include the streamed words), and the functional check passes (a bypassed operand's values
+    come from DRAM; read from the L2 tile, which holds none of it, they would be 0)."""
+    layer, dataflow = TRACE_CASES[case]
+    hw = _trace_hw(f"l2.keeps={keeps}")
+    assert hw.l2.bypassed
+    cm = compile_mapping(layer, dataflow, hw.num_pes)
+    traced = trace_layer(cm, hw, SimOptions(), tmp_path, TraceConfig(("csv", "dram")))
+    assert _without_run_figures(traced) == _without_run_figures(simulate_layer(cm, hw))
+    assert_accounting_identity(_events(tmp_path), traced)
+    _, report = simulate_functional(cm, hw)
+    assert report.passed and report.macs_missing == report.macs_duplicated == 0, report.problem_messages
+
+
+def test_functional_fc_with_bypassed_weights_passes():
+    """The hand case: 3 outputs, 12 MACs, each once, weights from DRAM."""
+    hw = _hw(14, "input,output")
+    cm = compile_mapping(FC, FC_MAPPING, hw.num_pes)
+    result, report = simulate_functional(cm, hw)
+    assert report.passed, report.problem_messages
+    assert (report.outputs, report.macs_executed, report.macs_duplicated) == (3, 12, 0)
+    assert result.cycles == 56
+
+
+@pytest.mark.slow
+def test_eyeriss_chip_conv5_traces_and_computes(tmp_path):
+    """eyeriss_chip (filters bypass the global buffer) on AlexNet CONV5: the trace accounts
+    for the result and the functional check passes (int8, exact)."""
+    from accelsim.mapping.jobs import jobs_from_network, prepare
+
+    hw = load_hardware("eyeriss_chip")
+    _, jobs = jobs_from_network("eyeriss_alexnet", None, hw)
+    cm = prepare(next(j for j in jobs if j.layer.name == "CONV5"), hw)
+    traced = trace_layer(cm, hw, SimOptions(), tmp_path, TraceConfig(("csv",)))
+    assert_accounting_identity(_events(tmp_path), traced)
+    result, report = simulate_functional(cm, hw)
+    assert report.passed, report.problem_messages
+    assert _without_run_figures(result) == _without_run_figures(traced)
 
 
 def test_eyeriss_chip_filters_bypass_the_global_buffer():

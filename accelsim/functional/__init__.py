@@ -50,9 +50,9 @@ def simulate_functional(cm: CompiledMapping, hw: HardwareSpec, options: SimOptio
     ``progress``: the engine's progress hook; ``budget``: refuses a layer estimated over it
     (:func:`check_size`)."""
     check_size(cm, budget)
-    hw.refuse_bypass("functional execution (--functional)")
     operands = random_operands(cm.layer, check_dtype(dtype), seed)
-    values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists)
+    values = DatapathValues(cm, operands, reduction_network=REDUCTION_KINDS[hw.reduction_noc.kind].exists,
+                            bypass=hw.l2.bypassed)
     result = LayerSimulation(cm, hw, options, values=values, progress=progress).run()
     if operands.exact:
         expected = reference_output(cm.layer, operands.input, operands.weight)

@@ -22,6 +22,12 @@ simulated moment each transfer happens and moves numpy values exactly as the tra
   sum in L2 that nobody read back is flagged with the MACs it held.
 - ``written_back(i)``: the output box of L2 tile ``i`` goes to DRAM, where L2 holds it.
 
+An operand L2 bypasses (``bypass``, the hardware's ``l2.bypassed``) never enters L2: a tile
+holds none of it, and each step's new words of it come to the PEs' L1s from DRAM, which holds
+every word, so none is read as 0. Its words written into L1s are compared per step as for the
+others; the tile's DMA read of it (the packets sent, a multicast packet once) is not a count
+the values follow, so it is not compared.
+
 Alongside every value travels a count of the MACs it contains, so the report can tell MACs
 never executed from MACs executed but lost on the way. Every transfer's word count is compared
 with the timing model's own count for the same transfer; a difference is reported as an
@@ -186,8 +192,10 @@ class _Copies:
 class DatapathValues:
     """Receives the engine's value hooks and moves operand and partial-sum values with them."""
 
-    def __init__(self, cm: CompiledMapping, operands: Operands, reduction_network: bool):
+    def __init__(self, cm: CompiledMapping, operands: Operands, reduction_network: bool,
+                 bypass: frozenset[str] = frozenset()):
         self.cm = cm
+        self.bypass = bypass  # operands L2 does not keep: L1s take them from DRAM
         self.nest = nest = cm.nest
         self.operands = operands
         self.reduction_network = reduction_network
@@ -272,6 +280,8 @@ class DatapathValues:
         prev = self.l2_prev_tile
         valid = False
         for role in OPERAND_ROLES:
+            if role in self.bypass:
+                continue
             lo, hi = self.tile_boxes[role][0][:, tile], self.tile_boxes[role][1][:, tile]
             if (hi < lo).any():  # no sub-unit works in this tile: L2 keeps what it had
                 if prev is not None:
@@ -444,7 +454,8 @@ class DatapathValues:
     def _deliver(self, role: str, t: int, view: _StepView, tile: int) -> int:
         """Fill the active PEs' L1s with their ``role`` boxes of step ``t``; return the words
         sent. A copy keeps the overlap with the PE's previous copy and takes the rest from the
-        resident L2 tile; words that tile does not hold are read as 0 (and flagged)."""
+        resident L2 tile (DRAM for a bypassed operand); words that tile does not hold are read
+        as 0 (and flagged)."""
         copies, pes = self.l1[role], view.active
         lo, hi = view.lo[role], view.hi[role]
         plo, phi, held = copies.lo[:, pes], copies.hi[:, pes], copies.held[pes]
@@ -454,8 +465,11 @@ class DatapathValues:
         size = np.prod(hi - lo + 1, axis=0)
         sent = np.where(new, size - np.where(kept, np.prod(ohi - olo + 1, axis=0), 0), 0)
         mask = self.l2[role].get(tile)
-        absent = sent if mask is None else self._absent(role, tile, lo, hi) - np.where(kept, self._absent(
-            role, tile, olo, ohi), 0)
+        if role in self.bypass:  # from DRAM, which holds every word
+            absent = np.zeros_like(sent)
+        else:
+            absent = sent if mask is None else self._absent(role, tile, lo, hi) - np.where(kept, self._absent(
+                role, tile, olo, ohi), 0)
         old = np.array([pe in copies.zeroed for pe in pes.tolist()], dtype=bool) if copies.zeroed else \
             np.zeros(len(pes), dtype=bool)
         for g in np.nonzero(new & ((absent > 0) | (kept & old)))[0].tolist():

@@ -21,7 +21,6 @@ from pydantic import (
     model_validator,
 )
 
-from accelsim.errors import InputError
 from accelsim.hw.dram import DRAM_KINDS
 from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
@@ -399,13 +398,6 @@ class HardwareSpec(_Strict):
     @property
     def num_pes(self) -> int:
         return self.pe_array.count
-
-    def refuse_bypass(self, what: str) -> None:
-        """InputError where L2 bypasses a tensor: ``what`` (traces, functional execution) does
-        not follow words that go between DRAM and the PEs directly yet."""
-        if self.l2.bypassed:
-            raise InputError(f"{self.name}: l2.keeps leaves out {', '.join(sorted(self.l2.bypassed))} (bypass); "
-                             f"{what} does not follow bypassed words yet: run without it")
 
     @property
     def levels(self) -> tuple[StorageLevelSpec, ...]:

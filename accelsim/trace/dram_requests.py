@@ -13,6 +13,11 @@ A DRAM transfer of an L2 tile touches, per tensor, the part of the tile's box ou
 previous tile's box (operands), or the whole output box (partial sums read back, outputs
 written back); every burst-aligned block of ``dram.burst_bytes`` it touches is one request,
 issued evenly over the cycles the channel is busy with that transfer.
+
+An operand L2 bypasses (``l2.keeps``) is read per packet its steps send, the same words again
+where steps send them again; the request trace does not follow packets: it lists the blocks
+of that operand's whole box in the tile, each once (the transfer's ``read`` event in the event
+tables carries its streamed word count).
 """
 
 from __future__ import annotations
@@ -117,14 +122,16 @@ class DramRequestWriter:
         self.seen = 0  # tiles whose operand boxes have been taken into self.prev
 
     def _read_boxes(self, tile: int) -> list[tuple[str, Box]]:
-        """The boxes the read of L2 tile ``tile`` fetches (operands: outside the previous tile)."""
+        """The boxes the read of L2 tile ``tile`` fetches (operands: outside the previous tile;
+        a bypassed operand: its whole box)."""
         out = []
         tiles = self.tiles_of()
         while self.seen <= tile:
             td = tiles.demand(self.seen)
             for role in OPERAND_ROLES:
                 if td.boxes and self.seen == tile and td.read_words[role]:
-                    out += [(role, b) for b in box_minus(td.boxes[role], self.prev[role])]
+                    prev = None if role in tiles.bypass else self.prev[role]
+                    out += [(role, b) for b in box_minus(td.boxes[role], prev)]
                 if td.boxes:
                     self.prev[role] = td.boxes[role]
             self.seen += 1
@@ -132,6 +139,8 @@ class DramRequestWriter:
         if td.read_words["output"]:
             out.append(("output", td.boxes["output"]))
         for role in TENSOR_ROLES:
+            if role in tiles.bypass:
+                continue
             got = sum(box_words(b) for r, b in out if r == role)
             if got != td.read_words[role]:
                 raise AssertionError(f"L2 tile {tile}: {role} boxes hold {got} words, the profile reads {td.read_words[role]}")

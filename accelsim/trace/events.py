@@ -12,8 +12,9 @@ Components (all times in accelerator cycles, counts in words):
   (``step`` holds the L2 tile index); ``read_latency`` / ``write_latency`` span the DRAM
   latency after it until the data has arrived (``words`` 0).
 - ``distribution_noc``: L2 to PE L1s (its bandwidth is capped by L2's read port, so it is also
-  the L2 read port's activity). ``transfer``: one tensor's burst of one step; ``packet``: one
-  packet (``pe`` detail only).
+  the L2 read port's activity; an operand L2 bypasses is sent from the DRAM words of the
+  tile's ``read``, not read from L2). ``transfer``: one tensor's burst of one step;
+  ``packet``: one packet (``pe`` detail only).
 - ``reduction_noc``: PE L1s to L2 (outputs after spatial reduction). Without a reduction
   network (``reduction_noc.kind: none``) these are the outputs returning over the distribution
   network, sharing its bandwidth.

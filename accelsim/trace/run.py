@@ -53,7 +53,6 @@ def trace_layer(cm: CompiledMapping, hw: HardwareSpec, options: SimOptions, out_
     is written first with ``status: "incomplete"`` and rewritten with ``"complete"`` and the
     result at the end, so a layer whose run was stopped says so; ``provenance`` (what ran)
     goes into it."""
-    hw.refuse_bypass("tracing (--trace)")
     out_dir.mkdir(parents=True, exist_ok=True)
     options = replace(options, fast_forward=False, per_pe=options.per_pe or config.detail == "pe")
     sim = LayerSimulation(cm, hw, options, progress=progress)
@@ -99,7 +98,7 @@ def _meta(sim: LayerSimulation, config: TraceConfig) -> dict:
         },
         "dram_base_addresses": base_addresses(cm.nest, hw.word_size_bytes),
         "dram_burst_bytes": hw.dram.burst_bytes,
-    }
+    } | ({"l2_bypassed": sorted(hw.l2.bypassed)} if hw.l2.bypassed else {})
 
 
 def _open_writers(sim: LayerSimulation, config: TraceConfig, out_dir: Path,
@@ -136,7 +135,6 @@ def trace_jobs(network: str, jobs: Sequence[Job], hw: HardwareSpec, options: Sim
                check: Callable[[CompiledMapping], None] | None = None,
                provenance: dict[str, Any] | None = None) -> NetworkResult:
     """:func:`accelsim.sim.network.run_jobs`, tracing each layer into ``trace_dir/NN_layer``."""
-    hw.refuse_bypass("tracing (--trace)")
     return run_jobs(network, jobs, hw, options, allow_overflow, observer,
                     lambda index, cm, progress: trace_layer(
                         cm, hw, options, trace_dir / layer_dir_name(index, cm.layer.name), config, progress,
