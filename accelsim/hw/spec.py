@@ -26,7 +26,7 @@ from accelsim.hw.noc import DISTRIBUTION_KINDS, REDUCTION_KINDS
 
 PositiveFloat = float  # validated through Field(gt=0)
 Tensor = Literal["input", "weight", "output"]
-ALL_TENSORS: tuple[Tensor, ...] = ("input", "weight", "output")
+TENSORS: tuple[Tensor, ...] = ("input", "weight", "output")
 
 
 class _Strict(BaseModel):
@@ -51,8 +51,8 @@ class PEArraySpec(_Strict):
 
     ``multiply_on_arrival``: a PE multiplies each operand as it arrives, during its step's
     transfer (STONNE's multipliers take each fold's input from their FIFO as it comes), so a
-    step's MACs end at most one MAC cycle after its last operand word, or its MACs' cycles
-    after its first (:func:`accelsim.mapping.demand.compute_cycles`). ``false`` (default): a
+    step's MACs end with its last operand word, or its MACs' cycles after its first, whichever
+    is later (:func:`accelsim.mapping.demand.compute_cycles`). ``false`` (default): a
     step's MACs start when all its operands have arrived."""
 
     count: PositiveInt
@@ -131,7 +131,7 @@ class L2Spec(_Strict):
     # current tile's words plus the new ones fit in ``size_bytes``; ``none``: it waits for the
     # current tile to be used up (see README, "Hardware fields")
     prefetch: Literal["none", "free_space"] = "none"
-    keeps: tuple[Tensor, ...] = ALL_TENSORS
+    keeps: tuple[Tensor, ...] = TENSORS
 
     @model_serializer(mode="wrap")
     def _omit_no_prefetch(self, handler: SerializerFunctionWrapHandler) -> dict:
@@ -139,7 +139,7 @@ class L2Spec(_Strict):
         data = handler(self)
         if self.prefetch == "none":
             data.pop("prefetch", None)
-        if set(self.keeps) == set(ALL_TENSORS):
+        if set(self.keeps) == set(TENSORS):
             data.pop("keeps", None)
         return data
 
@@ -156,7 +156,7 @@ class L2Spec(_Strict):
     @property
     def bypassed(self) -> frozenset[str]:
         """The operands L2 does not keep: their words go between DRAM and the PEs directly."""
-        return frozenset(ALL_TENSORS) - set(self.keeps)
+        return frozenset(TENSORS) - set(self.keeps)
 
     @model_validator(mode="after")
     def _prefetch_single_buffered(self) -> "L2Spec":
@@ -314,9 +314,10 @@ class EnergySpec(_Strict):
     noc_hop_pj: float = Field(default=NOC_HOP_ENERGY_PJ, ge=0)
 
 
-TENSORS: tuple[str, ...] = ("input", "weight", "output")
 # names an inner level may not take: the fixed levels and the energy breakdown's other parts
 RESERVED_LEVEL_NAMES: tuple[str, ...] = ("mac", "l1", "l2", "dram", "noc")
+
+
 class StorageLevelSpec(_Strict):
     """One storage level of the memory hierarchy, as data: ``instances`` says where its copies
     sit (one per PE, one per cluster, one shared by the array); ``kind: dram`` is off-chip;
