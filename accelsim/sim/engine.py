@@ -365,7 +365,7 @@ class LayerSimulation:
                 self.dram.release(request)
                 for t, w in tile.read_words.items():
                     self.count.acc[t].dram_read += w
-                    if t not in self.hw.l2.bypassed:  # a bypassed operand goes to the PEs, not L2
+                    if t not in self.profile_options.l2_bypass:  # a bypassed operand goes to the PEs, not L2
                         self.count.acc[t].l2_write += w
                 if latency:
                     arrive = ProcessState("arrive", phase="latency", tile=st.tile)
@@ -526,7 +526,7 @@ class LayerSimulation:
         neighbours are written into L1 but not carried by the network)."""
         acc = self.count.acc
         for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            if tensor not in self.hw.l2.bypassed:  # a bypassed operand's words come from DRAM
+            if tensor not in self.profile_options.l2_bypass:  # a bypassed operand's words come from DRAM
                 acc[tensor].l2_read += ts.words
             acc[tensor].l1_write += ts.dest_words
             acc[tensor].l1_read += d.macs
@@ -563,7 +563,7 @@ class LayerSimulation:
             st.held_part = min(waited - dram_part, token.held)
             st.stalls = [int(dram_part), int(waited - dram_part - st.held_part), 0]  # dram, noc, reduction
             cycles = step_cycles.get(id(d))
-            if cycles is None:  # the profile keeps each case's demand: one per case
+            if cycles is None:  # the profile keeps every case's demand for the run, so ids stay unique
                 cycles = step_cycles[id(d)] = int(compute_cycles(d.max_pe_macs, mpc, d.ingress_cycles, on_arrival))
             st.cycles = cycles
             if fold is not None:
