@@ -16,23 +16,14 @@ from accelsim.errors import InputError
 from accelsim.functional import simulate_functional
 from accelsim.hw.loader import dump_hardware, load_hardware
 from accelsim.maestro.model import hardware_of
-from accelsim.mapping.ast import MapDirective
 from accelsim.mapping.compile import check_fits, compile_mapping
 from accelsim.sim.engine import LayerSimulation, SimOptions, simulate_layer
 from accelsim.trace.events import TraceConfig
 from accelsim.trace.run import trace_layer
-from accelsim.workload.ops import Layer
+from test_l2_prefetch import CONV, CONV_MAPPINGS, FC, FC_MAPPING  # noqa: E402  (tests/ is on sys.path)
 from test_trace import CASES as TRACE_CASES  # noqa: E402  (tests/ is on sys.path)
 from test_trace import _events, _without_run_figures, assert_accounting_identity  # noqa: E402
 from test_trace import _hw as _trace_hw  # noqa: E402
-
-
-def S(size, offset, dim):
-    return MapDirective("spatial", size, offset, dim, 0)
-
-
-def T(size, offset, dim):
-    return MapDirective("temporal", size, offset, dim, 0)
 
 
 def _hw(l2_bytes: int, keeps: str = "input,weight,output", pes: int = 1, extra: tuple[str, ...] = ()):
@@ -50,10 +41,6 @@ def _hw(l2_bytes: int, keeps: str = "input,weight,output", pes: int = 1, extra: 
         "reduction_noc.latency_cycles_per_hop=1",
         "dram.model=simple", "dram.bandwidth_bytes_per_cycle=1", "dram.latency_cycles=0", "dram.burst_bytes=1",
         "word_size_bytes=1", *extra])
-
-
-FC = Layer.build("fc", "FC", {"K": 3, "C": 4})
-FC_MAPPING = [T(1, 1, "K"), S(1, 1, "C")]  # one PE: K outer, C inner, one MAC per step
 
 
 def test_weights_bypassing_l2_by_hand():
@@ -115,13 +102,6 @@ def test_bypassed_runs_round_to_bursts():
     cm = compile_mapping(FC, FC_MAPPING, hw.num_pes)
     assert simulate_layer(cm, hw).cycles == 83
     assert analyze_layer(cm, hw, "realistic").cycles == 83
-
-
-CONV = Layer.build("conv", "CONV2D", {"K": 4, "C": 3, "R": 3, "S": 3, "Y": 10, "X": 10})
-CONV_MAPPINGS = {
-    "k_spatial": [S(1, 1, "K"), T(1, 1, "C"), T(3, 1, "Y"), T(3, 1, "X"), T(3, 3, "R"), T(3, 3, "S")],
-    "c_outer": [T(1, 1, "C"), S(1, 1, "K"), T(3, 1, "Y"), T(10, 10, "X"), T(3, 3, "R"), T(3, 3, "S")],
-}
 
 
 @settings(max_examples=10, deadline=None)
