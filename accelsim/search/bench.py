@@ -3,7 +3,10 @@
 Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeriss_like``, the
 mappings the five named styles give it (scored in this process), then a fixed set of random
 genomes of the layer's default search space (seeded), scored by the analytical model in
-realistic mode, as a search would screen them: in this process (1 worker), then by 2, 4, ...
+realistic mode, as a search screens them: each layer's genomes are proposed ``SEARCH_BATCH`` at a
+time (GAMMA's default population) by a mapper that has them in a list, through the search loop
+(:func:`accelsim.search.run.search_steps`), every layer's search at once on the workers
+(:func:`accelsim.search.overlap.run_overlapped`, as ``accelsim search`` runs them): in this process (1 worker), then by 2, 4, ...
 local worker processes up to the cores this process may run on (its affinity mask), then by a
 Dask LocalCluster of as many single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
 layer's ten best legal schedules, as a two-stage search does. Figures: candidates per second
@@ -19,25 +22,30 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 
 from accelsim.hw.loader import load_hardware
+from accelsim.search.candidates import Candidate
 from accelsim.search.evaluate import COLUMNS, Evaluator
 from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses, available_cores
 from accelsim.search.models import ModelTask, Screened
-from accelsim.search.run import top_k
+from accelsim.search.overlap import run_overlapped
+from accelsim.search.run import LayerSearch, search_steps, top_k
 from accelsim.search.space import SearchSpace
 from accelsim.workload.tables import load_network
 
 QUICK_LAYERS = ("L3_Bottleneck4_3_2", "L8_CONV2_2_2", "L13_CONV5_1_3")
 RERANK_K = 10
+SEARCH_BATCH = 50  # candidates per ask, as GAMMA's default population
 _SAME = [c for c in COLUMNS if c != "wall_seconds"]
 
 
 class _Timed:
-    """An executor that adds up the wall seconds its batches take (the time the parent waits)."""
+    """An executor that adds up the wall seconds spent in it: waiting for the workers (and, in
+    this process, scoring)."""
 
     def __init__(self, inner: Executor):
         self.inner = inner
@@ -51,8 +59,45 @@ class _Timed:
         finally:
             self.seconds += time.perf_counter() - start
 
+    def submit(self, task: ModelTask, batch: Batch, tag: Hashable) -> None:
+        start = time.perf_counter()
+        try:
+            self.inner.submit(task, batch, tag)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def next_done(self) -> tuple[Hashable, list[Screened]]:
+        start = time.perf_counter()
+        try:
+            return self.inner.next_done()
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def drop(self) -> None:
+        self.inner.drop()
+
     def close(self) -> None:
         self.inner.close()
+
+
+class _Listed:
+    """A mapper proposing a fixed list of candidates, ``SEARCH_BATCH`` at a time."""
+
+    name = "listed"
+
+    def __init__(self, candidates: Sequence[Candidate]):
+        self.candidates, self.next = list(candidates), 0
+
+    def ask(self) -> list[Candidate]:
+        batch = self.candidates[self.next:self.next + SEARCH_BATCH]
+        self.next += len(batch)
+        return batch
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        pass
+
+    def info(self) -> dict[str, Any]:
+        return {"candidates": len(self.candidates)}
 
 
 def _candidates(per_layer: int, quick: bool) -> list[tuple]:
@@ -89,16 +134,18 @@ def _style_work(quick: bool) -> list[tuple]:
 
 
 def _score(work: list[tuple], executor: Executor, model: str = "analytical") -> tuple[float, float, pd.DataFrame]:
-    """(wall seconds, share of them in the parent, rows) of scoring ``work`` on ``executor``."""
+    """(wall seconds, share of them in the parent, rows: each new schedule once, in layer order)
+    of searching each layer of ``work`` through its list of candidates on ``executor``, every
+    layer at once."""
     hw = load_hardware("eyeriss_like")
     timed = _Timed(executor)
-    frames = []
+    found: dict[int, LayerSearch] = {}
     start = time.perf_counter()
-    for layer, candidates in work:
-        with Evaluator(hw, layer, model=model, executor=timed) as ev:
-            frames.append(ev.evaluate(candidates))
+    evaluators = [Evaluator(hw, layer, model=model, executor=timed) for layer, _ in work]
+    run_overlapped((search_steps(ev, _Listed(candidates), max(1, len(candidates)))
+                    for ev, (_, candidates) in zip(evaluators, work)), timed, found.__setitem__)
     wall = time.perf_counter() - start
-    return wall, (wall - timed.seconds) / wall, pd.concat(frames, ignore_index=True)
+    return wall, (wall - timed.seconds) / wall, pd.concat([found[i].frame for i in sorted(found)], ignore_index=True)
 
 
 def worker_counts(cores: int) -> list[int]:

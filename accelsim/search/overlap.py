@@ -36,6 +36,8 @@ T = TypeVar("T")
 # how many batches a request is split into, per worker (a few large batches: each pays one round
 # trip, and workers still balance by taking the next batch when done)
 BATCHES_PER_WORKER = 4
+# another screening starts while fewer than this many batches per worker are in flight
+IN_FLIGHT_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def run_overlapped(screenings: Iterator[Screening[T]], executor: Executor,
     an interruption, stops them all: the batches in flight are dropped and the started
     screenings closed."""
     workers = executor.workers
-    low_water = 2 * workers if workers > 1 else 1  # start another screening below this many batches in flight
+    low_water = IN_FLIGHT_PER_WORKER * workers if workers > 1 else 1
     token = object()  # tags are (token, n): a batch of an earlier, interrupted run is never taken for one of ours
     numbers = count()
     running: dict[int, _Running] = {}  # by position
