@@ -15,6 +15,12 @@ whether every executor returned the same rows (wall times aside), and the share 
 spent in the parent process (encoding, merging, building frames) rather than waiting for the
 workers. The load average is printed with them: the figures are only comparable at similar
 loads; on a shared machine the speed-ups are capped by the cores other jobs leave free.
+
+Last, the projection: the same searches on 2, 4, 8 and 16 *virtual* idle workers
+(:mod:`accelsim.search.replay`: each candidate's cost measured once, alone, in this process; the
+parent's own time counted), once with the layers one after another, each request waited for as a
+whole (how searches ran before the layers overlapped), once overlapped as now: the speed-up the
+scheduling allows where the cores are idle, whatever this machine has.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from accelsim.search.candidates import Candidate
 from accelsim.search.evaluate import COLUMNS, Evaluator
 from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses, available_cores
 from accelsim.search.models import ModelTask, Screened
-from accelsim.search.overlap import run_overlapped
+from accelsim.search.overlap import drive, run_overlapped
+from accelsim.search.replay import VirtualWorkers
 from accelsim.search.run import LayerSearch, search_steps, top_k
 from accelsim.search.space import SearchSpace
 from accelsim.workload.tables import load_network
@@ -40,6 +47,7 @@ from accelsim.workload.tables import load_network
 QUICK_LAYERS = ("L3_Bottleneck4_3_2", "L8_CONV2_2_2", "L13_CONV5_1_3")
 RERANK_K = 10
 SEARCH_BATCH = 50  # candidates per ask, as GAMMA's default population
+PROJECTED_WORKERS = (2, 4, 8, 16)
 _SAME = [c for c in COLUMNS if c != "wall_seconds"]
 
 
@@ -133,19 +141,30 @@ def _style_work(quick: bool) -> list[tuple]:
     return out
 
 
+def _search(work: list[tuple], executor: Executor, model: str = "analytical",
+            overlapped: bool = True) -> list[LayerSearch]:
+    """Search each layer of ``work`` through its list of candidates on ``executor``: every layer
+    at once, or (``overlapped`` False) one after another; in layer order."""
+    hw = load_hardware("eyeriss_like")
+    found: dict[int, LayerSearch] = {}
+    evaluators = [Evaluator(hw, layer, model=model, executor=executor) for layer, _ in work]
+    screenings = (search_steps(ev, _Listed(candidates), max(1, len(candidates)))
+                  for ev, (_, candidates) in zip(evaluators, work))
+    if overlapped:
+        run_overlapped(screenings, executor, found.__setitem__)
+    else:
+        found = dict(enumerate(drive(screening, executor) for screening in screenings))
+    return [found[i] for i in sorted(found)]
+
+
 def _score(work: list[tuple], executor: Executor, model: str = "analytical") -> tuple[float, float, pd.DataFrame]:
     """(wall seconds, share of them in the parent, rows: each new schedule once, in layer order)
-    of searching each layer of ``work`` through its list of candidates on ``executor``, every
-    layer at once."""
-    hw = load_hardware("eyeriss_like")
+    of :func:`_search` on ``executor``."""
     timed = _Timed(executor)
-    found: dict[int, LayerSearch] = {}
     start = time.perf_counter()
-    evaluators = [Evaluator(hw, layer, model=model, executor=timed) for layer, _ in work]
-    run_overlapped((search_steps(ev, _Listed(candidates), max(1, len(candidates)))
-                    for ev, (_, candidates) in zip(evaluators, work)), timed, found.__setitem__)
+    found = _search(work, timed, model)
     wall = time.perf_counter() - start
-    return wall, (wall - timed.seconds) / wall, pd.concat([found[i].frame for i in sorted(found)], ignore_index=True)
+    return wall, (wall - timed.seconds) / wall, pd.concat([layer.frame for layer in found], ignore_index=True)
 
 
 def worker_counts(cores: int) -> list[int]:
@@ -184,6 +203,7 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
             pool.close()
         yield line
     yield from _dask(work, n, one_wall, one, cores)
+    yield from _projection(work)
     yield from _rerank(one)
     yield f"load average after: {os.getloadavg()[0]:.1f}"
 
@@ -212,6 +232,23 @@ def _against_one(label: str, work: list[tuple], executor: Executor, n: int, one_
     return (f"{label}: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
             f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
             f"time in the parent {100 * parent:.0f}%")
+
+
+def _projection(work: list[tuple]) -> Iterator[str]:
+    """The speed-ups on 2, 4, 8, 16 virtual idle workers (:mod:`accelsim.search.replay`), layers
+    one after another against overlapped."""
+    costs: dict = {}
+    one = VirtualWorkers(1, costs)
+    _search(work, one, overlapped=False)
+    for workers in PROJECTED_WORKERS:
+        line = []
+        for overlapped in (False, True):
+            virtual = VirtualWorkers(workers, costs)
+            _search(work, virtual, overlapped=overlapped)
+            line.append(f"{one.now / virtual.now:.2f}x (workers busy {100 * virtual.busy_seconds / (workers * virtual.now):.0f}%, "
+                        f"parent {100 * virtual.parent_seconds / virtual.now:.0f}%)")
+        yield (f"projected on {workers} idle workers (each candidate's cost measured here, transfers free): "
+               f"layers one after another {line[0]}, layers overlapped {line[1]}")
 
 
 def _rerank(screened: pd.DataFrame) -> Iterator[str]:
