@@ -159,7 +159,7 @@ def _settings(network: Path, **kw):
     from accelsim.search.session import SearchSettings
 
     base = dict(hw="eyeriss_like", overrides=("pe_array.rows=4", "pe_array.cols=4"), network=str(network),
-                budget=40, max_levels=2, population=10)
+                budget=20, max_levels=2, population=6)
     base.update(kw)
     return SearchSettings(**base)  # type: ignore[arg-type]
 
@@ -191,7 +191,7 @@ def test_overlapped_search_writes_what_one_worker_writes(network, tmp_path, mode
     candidates.parquet, best.m and summary.json (wall times aside, layers in network order)."""
     from accelsim.search.session import run_search
 
-    s = _settings(network, model=model, top_k=3)
+    s = _settings(network, model=model, top_k=2)
     run_search(s, tmp_path / "one", InProcess())
     run_search(s, tmp_path / "two", _Backwards())
     _same_search(tmp_path / "one", tmp_path / "two")
@@ -211,7 +211,7 @@ class _Interrupt:
 
 
 def test_interrupted_overlapped_search_keeps_each_started_layer_and_resumes(network, tmp_path):
-    """Stopped after 50 rows with layers in flight: summary.json lists the layers started, in
+    """Stopped after 25 rows with layers in flight: summary.json lists the layers started, in
     network order, those not finished `interrupted` with their best so far; best.m has their
     mappings; --resume (one worker) finishes with the same directory an uninterrupted run writes."""
     from accelsim.search.session import run_search
@@ -220,7 +220,7 @@ def test_interrupted_overlapped_search_keeps_each_started_layer_and_resumes(netw
     run_search(s, tmp_path / "whole", InProcess())
     broken = tmp_path / "broken"
     with pytest.raises(KeyboardInterrupt):
-        run_search(s, broken, _Backwards(), progress=_Interrupt(50))
+        run_search(s, broken, _Backwards(), progress=_Interrupt(25))
     layers = json.loads((broken / "summary.json").read_text())["layers"]
     names = [layer["layer"] for layer in layers]
     assert names == [n for n in ("conv", "fc", "dw") if n in names]
@@ -241,7 +241,7 @@ def test_a_real_pool_and_dask_write_what_one_worker_writes(network, tmp_path):
     from accelsim.search.executors import DaskExecutor, LocalProcesses
     from accelsim.search.session import run_search
 
-    s = _settings(network, budget=25)
+    s = _settings(network, budget=12)
     run_search(s, tmp_path / "one", InProcess())
     pool = LocalProcesses(2)
     try:
