@@ -117,10 +117,7 @@ def run_overlapped(screenings: Iterator[Screening[T]], executor: Executor,
             del running[run.index]
             on_done(run.index, stop.value)
             return
-        if not request.dataflows:
-            advance(run, [])
-        else:
-            submit(run, request)
+        submit(run, request)
 
     try:
         while True:
