@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import shlex
 import time
-from functools import partial
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
