@@ -94,6 +94,7 @@ class Milestones:
         self.log: list[Lattice] = []
         self.single: dict[int, int] = {}  # key -> landing of single results
         self.lattices: list[Lattice] = []  # the log's lattices with dimensions
+        self.spans: list[tuple[int, int]] = []  # per lattice, its first and last key
         self.first_keys: list[int] = []  # per log entry (in key order when in_key_order)
         self.landed_by: list[int] = []  # per log entry, the latest landing of it and all before
         self.promised: set[int] = set()  # promised and not yet announced
@@ -118,6 +119,7 @@ class Milestones:
     def add(self, lattice: Lattice) -> None:
         """Record a lattice of results (a skipped block's announcements)."""
         self.lattices.append(lattice)
+        self.spans.append((lattice.base, lattice.last_key))
         self._append(lattice)
 
     def _append(self, lattice: Lattice) -> None:
@@ -146,10 +148,13 @@ class Milestones:
         found = self.single.get(key)
         if found is not None:
             return found
-        for lattice in reversed(self.lattices):
-            found = lattice.cycle_of(key)
-            if found is not None:
-                return found
+        spans = self.spans
+        for i in range(len(spans) - 1, -1, -1):  # the latest first; a key beyond a span is no member
+            first, last = spans[i]
+            if first <= key <= last:
+                found = self.lattices[i].cycle_of(key)
+                if found is not None:
+                    return found
         return None
 
     def may_come(self, key: int) -> bool:
