@@ -32,6 +32,13 @@ from typing import Callable, Sequence
 
 from accelsim.mapping.geometry import LoopClass
 
+# a step case as Pipeline._steps reads it: ingress, operand latency, compute, egress, drains,
+# read-back source, barrier, landing, tile_first, tile_last
+StepCase = tuple[int, int, int, int, bool, int, bool, int, bool, bool]
+# a traversal's parts: (body, times, whether the body only runs steps within one L2 tile), a
+# body given as its steps' cases or as a callable
+Parts = list[tuple[Callable[[], None] | list[StepCase], int, bool]]
+
 
 @dataclass(frozen=True)
 class StepDelays:
@@ -155,6 +162,22 @@ class _State:
         self.computed = [0] * self.operand_slots
         self.drained = [0] * self.l1_buffers
 
+    def step_vector(self) -> list[int]:
+        """The part of :meth:`vector` that steps within one L2 tile change (the rest stays)."""
+        return [self.noc_free, self.compute_free, *self.computed, self.drain_free, self.land_free, *self.drained,
+                self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step]
+
+    def load_steps(self, values: list[int]) -> None:
+        """Set the state from a :meth:`step_vector`."""
+        self.noc_free, self.compute_free = values[0], values[1]
+        i = 2 + len(self.computed)
+        self.computed = values[2:i]
+        self.drain_free, self.land_free = values[i], values[i + 1]
+        i += 2
+        self.drained = values[i:i + len(self.drained)]
+        i += len(self.drained)
+        self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step = values[i:i + 5]
+
     def vector(self) -> list[int]:
         return [self.channel_free, *self.distributed, *[w[0] for w in self.writes], self.written, self.fetched,
                 self.arrived,
@@ -241,101 +264,126 @@ class Pipeline:
                 s.write_done.record(number, s.written)
 
     # ---------------------------------------------------------------- steps
-    def _case(self, case: int) -> tuple[int, int, int, int, bool, int, bool, int]:
-        """One step case's delays, as :meth:`_step` reads them: ingress, the operands' network
+    def _case(self, case: int, tile_first: bool, tile_last: bool) -> StepCase:
+        """One step case's delays, as :meth:`_steps` reads them: ingress, the operands' network
         latency (0 when nothing is sent), compute, egress, whether it drains, the read-back's
-        source (steps back; 0: none), whether the tile barrier holds it, and the landing delay."""
+        source (steps back; 0: none), whether the tile barrier holds it, the landing delay, and
+        whether the step is the first or last of its L2 tile."""
         d = self.d
         ingress = d.ingress[case]
         latency = (d.latency[case] if d.latency else self.t.ingress_latency) if ingress else 0
         return (ingress, latency, d.compute[case], d.egress[case],
                 bool(d.drains[case]), d.readback_source[case], bool(d.barrier and d.barrier[case]),
-                d.landing[case] if d.landing else 0)
+                d.landing[case] if d.landing else 0, tile_first, tile_last)
 
-    def _step(self, case: tuple[int, int, int, int, bool, int, bool, int], tile_first: bool, tile_last: bool) -> None:
-        """One step of a case (:meth:`_case`); the first or last of its L2 tile."""
+    def _steps(self, cases: Sequence[StepCase]) -> None:
+        """Run steps of the cases ``cases`` (:meth:`_case`) in order. The state's scalars are
+        kept in local variables for the whole run (this loop is where the model spends its
+        time)."""
         s = self.s
-        ingress, latency, compute, egress, drains, source, barrier, landing = case
-        # free = max(noc_free, computed[0], arrived on a tile's first step)
-        free = s.noc_free
-        computed = s.computed
-        if computed[0] > free:
-            free = computed[0]
-        if tile_first and s.arrived > free:
-            free = s.arrived
-        start = free
-        if source:  # partial sums in L2
-            landed = s.landed.get(s.step - source)
-            if landed > start:
-                start = landed
-        if barrier and s.land_free > start:  # the controller's tile barrier: every output so far in L2
-            start = s.land_free
-        noc_free = s.noc_free = start + ingress
-        compute_free = s.compute_free
-        began = noc_free + latency
-        if compute_free > began:
-            began = compute_free
-        waited = began - compute_free
-        dram = 0
-        if tile_first:  # the wait for the tile's arrival is DRAM's
-            dram = s.arrived - compute_free
-            if dram < 0:
-                dram = 0
-            elif dram > waited:
-                dram = waited
-            s.stall_dram += dram
-        held = waited - dram
-        if start - free < held:
-            held = start - free
-        s.stall_reduction += held
-        s.stall_noc += waited - dram - held
-        done = began + compute
-        s.busy += compute
-        del computed[0]
-        computed.append(done)
-        s.compute_free = done
-        if drains or (tile_last and self._tile_writes):
-            drained = s.drained
-            handed = drained[0] if drained[0] > done else done
-            s.stall_reduction += handed - done
-            s.compute_free = handed
-            start = handed + self.t.drain_delay
-            if s.drain_free > start:
-                start = s.drain_free
-            if self.t.shared_network:  # outputs queue behind the operands on one network
-                if noc_free > start:
-                    start = noc_free
-                s.noc_free = start + egress
-            drain_free = s.drain_free = start + egress
-            del drained[0]
-            drained.append(drain_free)
-            land = drain_free + landing
-            if land > s.land_free:
-                s.land_free = land
-            if self.keep_landed:  # a window of the drains read-backs may still wait for
-                s.landed.record(s.step, land)
-        s.step += 1
+        drain_delay, shared = self.t.drain_delay, self.t.shared_network
+        tile_writes, keep = self._tile_writes, self.keep_landed
+        landed, numbers = s.landed.times, s.landed.numbers
+        computed, drained, arrived = s.computed, s.drained, s.arrived
+        noc_free, compute_free, drain_free, land_free = s.noc_free, s.compute_free, s.drain_free, s.land_free
+        stall_dram, stall_noc, stall_reduction, busy, step = s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step
+        for ingress, latency, compute, egress, drains, source, barrier, landing, tile_first, tile_last in cases:
+            # free = max(noc_free, computed[0], arrived on a tile's first step)
+            free = noc_free
+            if computed[0] > free:
+                free = computed[0]
+            if tile_first and arrived > free:
+                free = arrived
+            start = free
+            if source:  # partial sums in L2
+                ready = landed.get(step - source, 0)
+                if ready > start:
+                    start = ready
+            if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
+                start = land_free
+            noc_free = start + ingress
+            began = noc_free + latency
+            if compute_free > began:
+                began = compute_free
+            waited = began - compute_free
+            dram = 0
+            if tile_first:  # the wait for the tile's arrival is DRAM's
+                dram = arrived - compute_free
+                if dram < 0:
+                    dram = 0
+                elif dram > waited:
+                    dram = waited
+                stall_dram += dram
+            held = waited - dram
+            if start - free < held:
+                held = start - free
+            stall_reduction += held
+            stall_noc += waited - dram - held
+            done = began + compute
+            busy += compute
+            del computed[0]
+            computed.append(done)
+            compute_free = done
+            if drains or (tile_last and tile_writes):
+                handed = drained[0] if drained[0] > done else done
+                stall_reduction += handed - done
+                compute_free = handed
+                start = handed + drain_delay
+                if drain_free > start:
+                    start = drain_free
+                if shared:  # outputs queue behind the operands on one network
+                    if noc_free > start:
+                        start = noc_free
+                    noc_free = start + egress
+                drain_free = start + egress
+                del drained[0]
+                drained.append(drain_free)
+                land = drain_free + landing
+                if land > land_free:
+                    land_free = land
+                if keep:  # a window of the drains read-backs may still wait for (_Recent.record)
+                    landed[step] = land
+                    numbers.append(step)
+                    oldest = step - keep
+                    while numbers[0] < oldest:
+                        del landed[numbers.popleft()]
+            step += 1
+        s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
+        s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
 
     # ---------------------------------------------------------------- traversal
-    def _sequence(self, parts: list[tuple[Callable[[], None], int]]) -> Callable[[], None]:
-        """A body running each (body, times) of ``parts`` in order (see :meth:`_repeat`)."""
-        if len(parts) == 1 and parts[0][1] == 1:
-            return parts[0][0]
+    def _sequence(self, parts: Parts) -> Callable[[], None]:
+        """A body running each (body, times, steps only) of ``parts`` in order (see
+        :meth:`_repeat`); a body given as a list of step cases runs them with :meth:`_steps`,
+        and consecutive such lists run once each are merged into one."""
+        merged: Parts = []
+        for body, times, steps_only in parts:
+            last = merged[-1] if merged else None
+            if isinstance(body, list) and times == 1 and last and isinstance(last[0], list) and last[1] == 1:
+                merged[-1] = (last[0] + body, 1, True)
+            else:
+                merged.append((body, times, steps_only))
+        runs = [(partial(self._steps, body) if isinstance(body, list) else body, times, steps_only)
+                for body, times, steps_only in merged]
+        if len(runs) == 1 and runs[0][1] == 1:
+            return runs[0][0]
         repeat = self._repeat
 
         def run() -> None:
-            for body, times in parts:
+            for body, times, steps_only in runs:
                 if times == 1:
                     body()
                 else:
-                    repeat(body, times)
+                    repeat(body, times, steps_only)
 
         return run
 
-    def _repeat(self, body: Callable[[], None], times: int) -> None:
+    def _repeat(self, body: Callable[[], None], times: int, steps_only: bool = False) -> None:
         """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
-        remaining ones (all but the last, which meets the next block) as shifts."""
+        remaining ones (all but the last, which meets the next block) as shifts. ``steps_only``:
+        the body runs steps within one L2 tile, so only :meth:`_State.step_vector` can move."""
         s = self.s
+        vector, load = (s.step_vector, s.load_steps) if steps_only else (s.vector, s.load)
         done = 0
         previous: list[int] | None = None
         after: list[int] | None = None  # the state after the last repetition, if nothing moved it since
@@ -344,12 +392,12 @@ class Pipeline:
                 body()
                 done += 1
                 continue
-            before = after if after is not None else s.vector()
+            before = after if after is not None else vector()
             first_step, drain_before = s.step, s.drain_free
             first_tile, written_before = s.tile, s.written
             body()
             done += 1
-            after = s.vector()
+            after = vector()
             deltas = list(map(sub, after, before)) if len(after) == len(before) else None
             left = times - done - 1
             if deltas is not None and left > 0 and deltas == previous:
@@ -359,7 +407,7 @@ class Pipeline:
                     s.landed.shift(first_step, steps, drain_cycles, left)
                 if self.keep_written:
                     s.write_done.shift(first_tile, tiles, write_cycles, left)
-                s.load([v + left * dv for v, dv in zip(after, deltas)])
+                load([v + left * dv for v, dv in zip(after, deltas)])
                 for w in s.writes:
                     w[2] += left * tiles
                 done += left
@@ -372,7 +420,6 @@ class Pipeline:
         ``tile_loops`` loops step from L2 tile to L2 tile, ``tile_of`` -> tile case) and return
         the cycles until the last output is written back."""
         last_class = [len(c) - 1 for c in classes]
-        Parts = list[tuple[Callable[[], None], int]]
 
         def nested(level: int, prefix: tuple, inner: Callable[[int, tuple, Parts], None], out: Parts) -> None:
             """Append the parts of loop ``level``'s classes to ``out`` in order, each running
@@ -384,7 +431,7 @@ class Pipeline:
                 else:
                     parts: Parts = []
                     inner(level + 1, prefix + (i,), parts)
-                    out.append((self._sequence(parts), c.count))
+                    out.append((self._sequence(parts), c.count, inner is block))
 
         def block(level: int, prefix: tuple, out: Parts) -> None:
             if level < len(classes):
@@ -393,7 +440,7 @@ class Pipeline:
             inner = prefix[tile_loops:]
             first = all(k == 0 for k in inner)
             last = list(inner) == last_class[tile_loops:]
-            out.append((partial(self._step, self._case(case_of[prefix]), first, last), 1))
+            out.append(([self._case(case_of[prefix], first, last)], 1, True))
 
         def tiles(level: int, prefix: tuple, out: Parts) -> None:
             if level < tile_loops:
@@ -408,7 +455,7 @@ class Pipeline:
                 self._begin_tile(tile)
                 steps()
                 self._end_tile(tile)
-            out.append((whole_tile, 1))
+            out.append((whole_tile, 1, False))
 
         nest: Parts = []
         tiles(0, (), nest)

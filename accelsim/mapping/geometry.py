@@ -149,8 +149,9 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
     padding reaches works on padding."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
     loop_of = _loop_of(cm)
-    start = {d: np.zeros(shape, dtype=np.int64) for d in cm.nest.dims}
-    extent = {d: np.full(shape, n, dtype=np.int64) for d, n in cm.nest.dims.items()}
+    # plain integers until a directive moves or clips a dimension (fewer array operations)
+    start: dict[str, np.ndarray | int] = dict.fromkeys(cm.nest.dims, 0)
+    extent: dict[str, np.ndarray | int] = dict(cm.nest.dims)
     active = np.ones(shape, dtype=bool)
     for li, level in enumerate(cm.levels):
         fi = loop_of.get((li, level.spatial[0].dim)) if level.spatial else None
@@ -172,8 +173,8 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
             extent[ld.dim] = clipped
     for d in cm.nest.dims:
         active &= extent[d] > 0
-    extent = {d: np.where(active, e, 0) for d, e in extent.items()}
-    return Boxes(start, extent, active)
+    return Boxes({d: np.broadcast_to(np.asarray(v, dtype=np.int64), shape) for d, v in start.items()},
+                 {d: np.where(active, e, 0).astype(np.int64, copy=False) for d, e in extent.items()}, active)
 
 
 def output_dims(nest: LoopNest) -> frozenset[str]:
@@ -329,13 +330,16 @@ class Cases:
 
 
 def enumerate_cases(classes: list[list[LoopClass]]) -> Cases:
-    """All combinations of per-loop classes."""
-    combos = list(product(*(range(len(c)) for c in classes)))
-    klass = np.array(combos, dtype=np.int64).reshape(len(combos), len(classes))
-    rep = np.array([[classes[i][k].first for i, k in enumerate(combo)] for combo in combos],
-                   dtype=np.int64).reshape(len(combos), len(classes))
-    count = np.array([prod(classes[i][k].count for i, k in enumerate(combo)) for combo in combos],
-                     dtype=np.int64).reshape(len(combos))
+    """All combinations of per-loop classes, in lexicographic order (the last loop's class
+    fastest, as ``itertools.product`` gives them)."""
+    sizes = [len(c) for c in classes]
+    n = prod(sizes)
+    klass = np.indices(sizes, dtype=np.int64).reshape(len(sizes), n).T
+    rep = np.zeros((n, len(sizes)), dtype=np.int64)
+    count = np.ones(n, dtype=np.int64)
+    for i, loop in enumerate(classes):
+        rep[:, i] = np.array([c.first for c in loop], dtype=np.int64)[klass[:, i]]
+        count *= np.array([c.count for c in loop], dtype=np.int64)[klass[:, i]]
     return Cases(rep, count, klass)
 
 
