@@ -342,3 +342,30 @@ def test_refine_and_fill_area_out_of_range_are_refused():
         CoSearchConfig.make(SMALL, fill_area=1.5)
     with pytest.raises(InputError, match="refine in 0..1"):
         CoSearchConfig.make(SMALL, refine=1.0)
+
+
+@pytest.mark.parametrize("keep_partial", [True, False])
+def test_keep_partial_remembers_the_layers_scored_before_a_refused_one(monkeypatch, keep_partial):
+    """A design whose second layer (fc) is refused: with ``keep_partial`` its first layer's genome
+    (scored ok) joins that hardware's best genomes for the conv, and the fc's pool stays empty;
+    without it the hardware has no pool at all. The design is refused either way."""
+    from accelsim.search.cosearch import CoSearch
+
+    search = CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
+                                                            keep_partial=keep_partial))
+    real = search._evaluator
+
+    class Refusing:
+        def rows(self, genomes):
+            return [{"status": "skipped", "reason": "work_budget", "message": "refused here"} for _ in genomes]
+
+    monkeypatch.setattr(search, "_evaluator", lambda spec, layer: Refusing() if layer.name == "fc" else real(spec, layer))
+    design = next(d for d in search._first()
+                  if real(search._spec(d.hw), CONV).rows([d.genomes[0]])[0]["status"] == "ok")
+    row = search._score(design, 0)
+    assert (row["status"], row["reason"]) == ("skipped", "work_budget")
+    if keep_partial:
+        conv_pool, fc_pool = search._layer_best[design.hw.text()]
+        assert [g for _, g in conv_pool] == [design.genomes[0]] and fc_pool == []
+    else:
+        assert design.hw.text() not in search._layer_best

@@ -39,7 +39,10 @@ capacity rule choose larger L2 tiles, which can overlap less), so it is an opera
 repair. **Refinement** (``refine``, a share of the budget): once that share of the designs is
 left, the hardware is fixed to the best design's, the first designs on it map every layer by
 each named style there (:meth:`CoSearch._styled`, as GAMMA's seeds on a fixed design), and the
-rest of the budget varies only the mappings (with the same ``vary_layers``).
+rest of the budget varies only the mappings (with the same ``vary_layers``). With
+``keep_partial`` a design refused for one layer's mapping (over the work budget, say) still
+adds the genomes of the layers scored before that one to its hardware's best genomes (no
+model run more: those layers were scored anyway).
 """
 
 from __future__ import annotations
@@ -168,7 +171,8 @@ class CoSearchConfig:
     tiles that overflow a buffer are repaired (:mod:`accelsim.search.fit`), how many layers'
     genomes GAMMA's operators vary per child on average, the probability of Mutate-HW per child,
     the probability of Fill-area per child, the share of the budget spent last on the best
-    design's hardware (refinement; module docstring), and GAMMA's rates."""
+    design's hardware (refinement), whether a refused design's layers scored before the refused
+    one are remembered (``keep_partial``; module docstring), and GAMMA's rates."""
 
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     area_budget_mm2: float | None = None
@@ -187,6 +191,7 @@ class CoSearchConfig:
     mutate_hw: float = 0.5
     fill_area: float = 0.0
     refine: float = 0.0
+    keep_partial: bool = False
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -472,18 +477,14 @@ class CoSearch:
         for layer, count, genome in zip(self.layers, self.counts, design.genomes):
             result = self._evaluator(spec, layer).rows([genome])[0]
             if result["status"] != "ok":
+                if cfg.keep_partial:  # the layers scored before this one are still known on this hardware
+                    self._remember(design, per_layer)
                 return self._refuse(row, str(result["status"]), str(result["reason"]),
                                     f"layer {layer.name}: {result['message']}", start)
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        keep = cfg.rates.parent_count(cfg.population)
-        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
-        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
-            if all(g != genome for _, g in pool):
-                pool.append((layer_cost, genome))
-                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
-                del pool[keep:]
+        self._remember(design, per_layer)
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
@@ -492,6 +493,18 @@ class CoSearch:
         if self._best is None or cost < self._best[0]:
             self._best = (cost, design, spec)
         return row
+
+    def _remember(self, design: Design, per_layer: Sequence[float]) -> None:
+        """Add the first ``len(per_layer)`` layers' genomes of ``design``, with their costs, to the
+        best genomes its hardware had for those layers (at most the parents' share of the
+        population each, best first)."""
+        keep = self.config.rates.parent_count(self.config.population)
+        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
+        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
+            if all(g != genome for _, g in pool):
+                pool.append((layer_cost, genome))
+                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
+                del pool[keep:]
 
     @staticmethod
     def _refuse(row: dict[str, Any], status: str, reason: str, message: str, start: float) -> dict[str, Any]:

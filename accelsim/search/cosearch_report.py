@@ -18,6 +18,10 @@ under one area budget:
   (:func:`fixed_design`); each layer searched by GAMMA with ``--gamma-budget`` (default
   ``--budget``) new mappings, seeded with the named styles as ``accelsim search`` does.
 
+* **The physical lower bound** (:func:`bound_cycles`) at the co-search's PE count and at the most
+  PEs a value of the PE gene allows within the budget (:func:`most_pes`): rows
+  :data:`LOWER_BOUND_CO` and :data:`LOWER_BOUND_MOST`, nothing scored, written after the schemes.
+
 Every design is scored by the same model (analytical, realistic mode, latency) and its
 hardware is ``--hw`` with the PE count and buffer sizes replaced. Layers of one shape
 (:func:`~accelsim.search.cosearch.layer_shape`) are scored once and counted as often as they
@@ -122,10 +126,11 @@ def _row(name: str, spec: HardwareSpec, cycles: float | None, scored: int, runs:
 def run_cosearch(base: HardwareSpec, layers: list[Layer], budget_mm2: float, budget: int, population: int,
                  seed: int, vary_layers: float = CoSearchConfig.vary_layers,
                  mutate_hw: float = CoSearchConfig.mutate_hw, fill_area: float = CoSearchConfig.fill_area,
-                 refine: float = CoSearchConfig.refine) -> Scheme:
+                 refine: float = CoSearchConfig.refine, keep_partial: bool = CoSearchConfig.keep_partial) -> Scheme:
     start = time.perf_counter()
     config = CoSearchConfig.make((), area_budget_mm2=budget_mm2, budget=budget, population=population, seed=seed,
-                                 vary_layers=vary_layers, mutate_hw=mutate_hw, fill_area=fill_area, refine=refine)
+                                 vary_layers=vary_layers, mutate_hw=mutate_hw, fill_area=fill_area, refine=refine,
+                                 keep_partial=keep_partial)
     search = CoSearch(base, layers, config)
     try:
         result = search.run()
@@ -235,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="probability of Fill-area per co-search child (buffers grown to the area budget)")
     parser.add_argument("--refine", type=float, default=CoSearchConfig.refine,
                         help="share of the co-search's designs spent last on the best design's hardware")
+    parser.add_argument("--keep-partial", action="store_true",
+                        help="a co-search design refused for one layer still teaches its hardware the layers before")
     parser.add_argument("--grid-style", action="append", help="style of the grid baseline (repeatable; "
                         "default nvdla_like)")
     parser.add_argument("--seed", type=int, default=0)
@@ -249,14 +256,15 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.area_budget_mm2} mm^2, analytical model, realistic mode, latency", flush=True)
     budgets = {"designs": args.budget, "gamma_mappings_per_shape": gamma_budget, "population": args.population,
                "vary_layers": args.vary_layers, "mutate_hw": args.mutate_hw, "fill_area": args.fill_area,
-               "refine": args.refine}
+               "refine": args.refine, "keep_partial": int(args.keep_partial)}
     out = None
     if args.out is not None:
         command = "python -m accelsim.search.cosearch_report " + shlex.join(sys.argv[1:] if argv is None else argv)
         out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, args.seed, budgets), "co-search results file")
     runs: list[tuple[str, Callable[[], Scheme]]] = [
         ("co-search", partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population,
-                              args.seed, args.vary_layers, args.mutate_hw, args.fill_area, args.refine))]
+                              args.seed, args.vary_layers, args.mutate_hw, args.fill_area, args.refine,
+                              args.keep_partial))]
     runs += [(f"grid + {style}", partial(run_grid, base, layers, args.area_budget_mm2, style))
              for style in args.grid_style or ["nvdla_like"]]
     runs += [(f"GAMMA on {name}", partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers,
