@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from accelsim.cli import main
-from accelsim.search.executors import InProcess, LocalProcesses
+from accelsim.search.executors import InProcess
 from accelsim.search.session import SearchSettings, run_search
 
 pytest.importorskip("pyarrow")
@@ -187,26 +187,6 @@ def test_ctrl_c_exits_130_and_resume_finishes(network, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert len(rows) == sum(layer["scored"] for layer in summary["layers"]) > 400
     assert not rows.duplicated(["layer", "model", "key"]).any()
-
-
-def test_two_workers_and_dask_give_the_same_rows(network, tmp_path):
-    """Local processes and a Dask LocalCluster with two workers score exactly what one process does."""
-    distributed = pytest.importorskip("distributed")
-    s = settings(network, budget=20)
-    run_search(s, tmp_path / "one", InProcess())
-    pool = LocalProcesses(2)
-    try:
-        run_search(s, tmp_path / "two", pool)
-    finally:
-        pool.close()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        from accelsim.search.executors import DaskExecutor
-
-        run_search(s, tmp_path / "dask", DaskExecutor(client))
-    one = stored(tmp_path / "one")[SAME]
-    assert one.equals(stored(tmp_path / "two")[SAME])
-    assert one.equals(stored(tmp_path / "dask")[SAME])
 
 
 def test_two_stage_summary_reports_ranking_fidelity(network, tmp_path):

@@ -3,7 +3,10 @@
 Scenario: for each layer of MARVEL's 15 (``--quick``: three of them) on ``eyeriss_like``, the
 mappings the five named styles give it (scored in this process), then a fixed set of random
 genomes of the layer's default search space (seeded), scored by the analytical model in
-realistic mode, as a search would screen them: in this process (1 worker), then by 2, 4, ...
+realistic mode, as a search screens them: each layer's genomes are proposed ``SEARCH_BATCH`` at a
+time (GAMMA's default population) by a mapper that has them in a list, through the search loop
+(:func:`accelsim.search.run.search_steps`), every layer's search at once on the workers
+(:func:`accelsim.search.overlap.run_overlapped`, as ``accelsim search`` runs them): in this process (1 worker), then by 2, 4, ...
 local worker processes up to the cores this process may run on (its affinity mask), then by a
 Dask LocalCluster of as many single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
 layer's ten best legal schedules, as a two-stage search does. Figures: candidates per second
@@ -12,6 +15,12 @@ whether every executor returned the same rows (wall times aside), and the share 
 spent in the parent process (encoding, merging, building frames) rather than waiting for the
 workers. The load average is printed with them: the figures are only comparable at similar
 loads; on a shared machine the speed-ups are capped by the cores other jobs leave free.
+
+Last, the projection: the same searches on 2, 4, 8 and 16 *virtual* idle workers
+(:mod:`accelsim.search.replay`: each candidate's cost measured once, alone, in this process; the
+parent's own time counted), once with the layers one after another, each request waited for as a
+whole (how searches ran before the layers overlapped), once overlapped as now: the speed-up the
+scheduling allows where the cores are idle, whatever this machine has.
 """
 
 from __future__ import annotations
@@ -19,25 +28,32 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 
 from accelsim.hw.loader import load_hardware
+from accelsim.search.candidates import Candidate
 from accelsim.search.evaluate import COLUMNS, Evaluator
 from accelsim.search.executors import Batch, Executor, InProcess, LocalProcesses, available_cores
 from accelsim.search.models import ModelTask, Screened
-from accelsim.search.run import top_k
+from accelsim.search.overlap import drive, run_overlapped
+from accelsim.search.replay import VirtualWorkers
+from accelsim.search.run import LayerSearch, search_steps, top_k
 from accelsim.search.space import SearchSpace
 from accelsim.workload.tables import load_network
 
 QUICK_LAYERS = ("L3_Bottleneck4_3_2", "L8_CONV2_2_2", "L13_CONV5_1_3")
 RERANK_K = 10
+SEARCH_BATCH = 50  # candidates per ask, as GAMMA's default population
+PROJECTED_WORKERS = (2, 4, 8, 16)
 _SAME = [c for c in COLUMNS if c != "wall_seconds"]
 
 
 class _Timed:
-    """An executor that adds up the wall seconds its batches take (the time the parent waits)."""
+    """An executor that adds up the wall seconds spent in it: waiting for the workers (and, in
+    this process, scoring)."""
 
     def __init__(self, inner: Executor):
         self.inner = inner
@@ -51,8 +67,45 @@ class _Timed:
         finally:
             self.seconds += time.perf_counter() - start
 
+    def submit(self, task: ModelTask, batch: Batch, tag: Hashable) -> None:
+        start = time.perf_counter()
+        try:
+            self.inner.submit(task, batch, tag)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def next_done(self) -> tuple[Hashable, list[Screened]]:
+        start = time.perf_counter()
+        try:
+            return self.inner.next_done()
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def drop(self) -> None:
+        self.inner.drop()
+
     def close(self) -> None:
         self.inner.close()
+
+
+class _Listed:
+    """A mapper proposing a fixed list of candidates, ``SEARCH_BATCH`` at a time."""
+
+    name = "listed"
+
+    def __init__(self, candidates: Sequence[Candidate]):
+        self.candidates, self.next = list(candidates), 0
+
+    def ask(self) -> list[Candidate]:
+        batch = self.candidates[self.next:self.next + SEARCH_BATCH]
+        self.next += len(batch)
+        return batch
+
+    def tell(self, frame: pd.DataFrame) -> None:
+        pass
+
+    def info(self) -> dict[str, Any]:
+        return {"candidates": len(self.candidates)}
 
 
 def _candidates(per_layer: int, quick: bool) -> list[tuple]:
@@ -88,17 +141,30 @@ def _style_work(quick: bool) -> list[tuple]:
     return out
 
 
-def _score(work: list[tuple], executor: Executor, model: str = "analytical") -> tuple[float, float, pd.DataFrame]:
-    """(wall seconds, share of them in the parent, rows) of scoring ``work`` on ``executor``."""
+def _search(work: list[tuple], executor: Executor, model: str = "analytical",
+            overlapped: bool = True) -> list[LayerSearch]:
+    """Search each layer of ``work`` through its list of candidates on ``executor``: every layer
+    at once, or (``overlapped`` False) one after another; in layer order."""
     hw = load_hardware("eyeriss_like")
+    found: dict[int, LayerSearch] = {}
+    evaluators = [Evaluator(hw, layer, model=model, executor=executor) for layer, _ in work]
+    screenings = (search_steps(ev, _Listed(candidates), max(1, len(candidates)))
+                  for ev, (_, candidates) in zip(evaluators, work))
+    if overlapped:
+        run_overlapped(screenings, executor, found.__setitem__)
+    else:
+        found = dict(enumerate(drive(screening, executor) for screening in screenings))
+    return [found[i] for i in sorted(found)]
+
+
+def _score(work: list[tuple], executor: Executor, model: str = "analytical") -> tuple[float, float, pd.DataFrame]:
+    """(wall seconds, share of them in the parent, rows: each new schedule once, in layer order)
+    of :func:`_search` on ``executor``."""
     timed = _Timed(executor)
-    frames = []
     start = time.perf_counter()
-    for layer, candidates in work:
-        with Evaluator(hw, layer, model=model, executor=timed) as ev:
-            frames.append(ev.evaluate(candidates))
+    found = _search(work, timed, model)
     wall = time.perf_counter() - start
-    return wall, (wall - timed.seconds) / wall, pd.concat(frames, ignore_index=True)
+    return wall, (wall - timed.seconds) / wall, pd.concat([layer.frame for layer in found], ignore_index=True)
 
 
 def worker_counts(cores: int) -> list[int]:
@@ -137,6 +203,7 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
             pool.close()
         yield line
     yield from _dask(work, n, one_wall, one, cores)
+    yield from _projection(work)
     yield from _rerank(one)
     yield f"load average after: {os.getloadavg()[0]:.1f}"
 
@@ -165,6 +232,23 @@ def _against_one(label: str, work: list[tuple], executor: Executor, n: int, one_
     return (f"{label}: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
             f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
             f"time in the parent {100 * parent:.0f}%")
+
+
+def _projection(work: list[tuple]) -> Iterator[str]:
+    """The speed-ups on 2, 4, 8, 16 virtual idle workers (:mod:`accelsim.search.replay`), layers
+    one after another against overlapped."""
+    costs: dict = {}
+    one = VirtualWorkers(1, costs)
+    _search(work, one, overlapped=False)
+    for workers in PROJECTED_WORKERS:
+        line = []
+        for overlapped in (False, True):
+            virtual = VirtualWorkers(workers, costs)
+            _search(work, virtual, overlapped=overlapped)
+            line.append(f"{one.now / virtual.now:.2f}x (workers busy {100 * virtual.busy_seconds / (workers * virtual.now):.0f}%, "
+                        f"parent {100 * virtual.parent_seconds / virtual.now:.0f}%)")
+        yield (f"projected on {workers} idle workers (each candidate's cost measured here, transfers free): "
+               f"layers one after another {line[0]}, layers overlapped {line[1]}")
 
 
 def _rerank(screened: pd.DataFrame) -> Iterator[str]:

@@ -28,7 +28,6 @@ mapping as written, ``maestro``, is cached by the written directives instead.)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import pairwise
 from math import inf, isnan
 from typing import Any, Self
 
@@ -53,6 +52,7 @@ from accelsim.search.candidates import (
 )
 from accelsim.search.executors import Executor, make_executor
 from accelsim.search.models import DEFAULT_WORK_BUDGETS, METRIC_COLUMNS, ModelTask, Outcome, metric_columns
+from accelsim.search.overlap import ScreenRequest, Screening, drive
 from accelsim.workload.ops import Layer
 
 # objective -> the metric it minimizes
@@ -74,7 +74,6 @@ def columns(hw: HardwareSpec) -> tuple[str, ...]:
 def is_float_metric(column: str) -> bool:
     """Whether a metric column holds floats (energies, EDP, utilization); the others are counts."""
     return column in _FLOAT_METRICS or column.endswith("_energy_pj")
-BATCHES_PER_WORKER = 4
 
 
 class Evaluator:
@@ -131,14 +130,23 @@ class Evaluator:
         holds fewer rows than candidates."""
         return self._frame(self.rows(candidates, limit))
 
+    def evaluate_steps(self, candidates: Iterable[Candidate], limit: int | None = None) -> Screening[pd.DataFrame]:
+        """:meth:`evaluate` as a screening (:mod:`accelsim.search.overlap`): it yields the work
+        for the executor and returns the frame."""
+        return self._frame((yield from self.rows_steps(candidates, limit)))
+
     def rows(self, candidates: Iterable[Candidate], limit: int | None = None) -> list[dict[str, Any]]:
         """:meth:`evaluate`'s rows as plain dicts (no frame built: for callers that score one
         candidate at a time, such as the co-search, where building frames would cost as much as
         the analytical model)."""
+        return drive(self.rows_steps(candidates, limit), self.executor)
+
+    def rows_steps(self, candidates: Iterable[Candidate], limit: int | None = None) -> Screening[list[dict[str, Any]]]:
+        """:meth:`rows` as a screening (:mod:`accelsim.search.overlap`)."""
         encoded = [self._encode(candidate) for candidate in candidates]
         # the texts not seen before are compiled, checked, named and scored in the workers
         unseen = {enc.text: enc.dataflow for enc, failed in encoded if failed is None and enc.text not in self._checked}
-        scored = self._screen(unseen)
+        scored = yield from self._screen(unseen)
         wanted: list[tuple[Encoded, str, bool]] = []
         missing: dict[str, tuple[Directive, ...]] = {}  # legal schedules checked earlier, never scored
         fresh: set[str] = set()
@@ -160,7 +168,7 @@ class Evaluator:
                     missing.setdefault(key, enc.dataflow)
             wanted.append((enc, key, new))
         if missing:
-            again = self._screen({f"{i}": dataflow for i, dataflow in enumerate(missing.values())})
+            again = yield from self._screen({f"{i}": dataflow for i, dataflow in enumerate(missing.values())})
             for key in missing:
                 self._results[key] = again[key]
                 self.model_runs += 1
@@ -201,29 +209,23 @@ class Evaluator:
         key = written_key(dataflow_text(enc.dataflow)) if self._written else text_key(enc.text)
         return enc, (key, False, verdict)
 
-    def _screen(self, unseen: dict[str, tuple[Directive, ...]]) -> dict[str, Outcome]:
-        """Compile, check, name and score the ``unseen`` dataflows (by text) on the executor, in
-        batches; remember each text's (key, legal, verdict); the outcome of every schedule
-        scored, by key."""
+    def _screen(self, unseen: dict[str, tuple[Directive, ...]]) -> Screening[dict[str, Outcome]]:
+        """Compile, check, name and score the ``unseen`` dataflows (by text) on the executor (one
+        request, which the driver splits into batches); remember each text's (key, legal,
+        verdict); the outcome of every schedule scored, by key (of a schedule two batches held,
+        the first text's)."""
         if not unseen:
             return {}
         texts = list(unseen)
-        # a few large batches per worker: each batch pays one round trip, and workers still
-        # balance by taking the next batch when done (candidates cost microseconds to seconds)
-        workers = self.executor.workers
-        parts = min(len(texts), workers * BATCHES_PER_WORKER if workers > 1 else 1)
-        bounds = [len(texts) * i // parts for i in range(parts + 1)]
-        batches = [texts[a:b] for a, b in pairwise(bounds)]
-        results = self.executor.map_batches(self.task, [[unseen[t] for t in batch] for batch in batches])
+        results = yield ScreenRequest(self.task, [tuple(unseen[t]) for t in texts])
         scored: dict[str, Outcome] = {}
-        for batch, out in zip(batches, results, strict=True):
-            for text, screened in zip(batch, out, strict=True):
-                if screened.legal:
-                    if screened.outcome is not None:
-                        scored.setdefault(screened.key, screened.outcome)
-                    self._checked[text] = (screened.key, True, None)
-                else:
-                    self._checked[text] = (screened.key, False, screened.outcome)
+        for text, screened in zip(texts, results, strict=True):
+            if screened.legal:
+                if screened.outcome is not None:
+                    scored.setdefault(screened.key, screened.outcome)
+                self._checked[text] = (screened.key, True, None)
+            else:
+                self._checked[text] = (screened.key, False, screened.outcome)
         return scored
 
     def _row(self, enc: Encoded, key: str, new: bool) -> dict[str, Any]:

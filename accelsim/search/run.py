@@ -2,6 +2,10 @@
 two-stage search (the analytical model screens every candidate, the simulator re-ranks the best
 ``k``), with the ranking fidelity that re-ranking measures.
 
+Both are screenings (:mod:`accelsim.search.overlap`): :func:`search_steps` and
+:func:`rerank_steps` yield their work for the executor, so ``accelsim search`` can run several
+layers' searches at once; :func:`search` and :func:`rerank` run one to its end.
+
 The budget counts *new* schedules: a candidate the evaluator has scored before (the same
 schedule, however written) costs nothing. A mapper that keeps proposing only known schedules
 for ``STALL_BATCHES`` batches in a row has converged and the loop stops.
@@ -19,6 +23,7 @@ import pandas as pd
 from accelsim.search.candidates import Candidate
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import Mapper
+from accelsim.search.overlap import Screening, drive
 
 STALL_BATCHES = 20
 
@@ -57,6 +62,13 @@ def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallb
     ``evaluator`` until ``budget`` new schedules are scored (or the mapper is done or stalls);
     ``on_rows`` gets each batch's new rows as they come (to save them, or advance a progress
     bar)."""
+    return drive(search_steps(evaluator, mapper, budget, on_rows, seeds), evaluator.executor)
+
+
+def search_steps(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None,
+                 seeds: Sequence[Candidate] = ()) -> Screening[LayerSearch]:
+    """:func:`search` as a screening: the mapper sees the same frames in the same order
+    whatever runs it."""
     if budget < 1:
         raise ValueError(f"the budget must be at least 1, got {budget}")
     frames: list[pd.DataFrame] = []
@@ -70,14 +82,14 @@ def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallb
                 on_rows(new)
         return len(new)
 
-    used = take(evaluator.evaluate(list(seeds), limit=budget)) if seeds else 0
+    used = take((yield from evaluator.evaluate_steps(list(seeds), limit=budget))) if seeds else 0
     idle, stopped = 0, "budget"
     while used < budget:
         batch = mapper.ask()
         if not batch:
             stopped = "exhausted"
             break
-        frame = evaluator.evaluate(batch, limit=budget - used)
+        frame = yield from evaluator.evaluate_steps(batch, limit=budget - used)
         mapper.tell(frame)
         scored = take(frame)
         used += scored
@@ -120,10 +132,16 @@ def top_k(frame: pd.DataFrame, k: int) -> pd.DataFrame:
 def rerank(screened: pd.DataFrame, simulator: Evaluator, k: int, on_rows: RowsCallback | None = None) -> Reranking:
     """Simulate the screen's best ``k`` schedules (rows of ``screened``) and measure how well the
     screen ranked them."""
+    return drive(rerank_steps(screened, simulator, k, on_rows), simulator.executor)
+
+
+def rerank_steps(screened: pd.DataFrame, simulator: Evaluator, k: int,
+                 on_rows: RowsCallback | None = None) -> Screening[Reranking]:
+    """:func:`rerank` as a screening."""
     from scipy.stats import kendalltau, spearmanr
 
     best = top_k(screened, k)
-    sim = simulator.evaluate(best["dataflow"].tolist())
+    sim = yield from simulator.evaluate_steps(best["dataflow"].tolist())
     if on_rows is not None and sim["new"].any():
         on_rows(sim[sim["new"]])
     both = pd.DataFrame({"screen": best["cost"].to_numpy(), "sim": sim["cost"].to_numpy(),

@@ -7,6 +7,10 @@ proposes genomes of the layer's default :class:`SearchSpace`, one model scores t
 the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
 and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
 the best mapping of each finished layer (``best.m``), the summary and the convergence plot.
+With several workers, several layers are searched at once (their batches share the workers:
+:mod:`accelsim.search.overlap`); each layer's mapper sees exactly what it would see alone, so the
+results do not depend on the executor or the worker count; the rows of layers searched at once
+reach ``candidates.parquet`` interleaved (each with its layer and ``sample`` number).
 
 Resuming replays the search from its seed: the mappers are deterministic, so they propose the
 same candidates again, which are answered from the saved rows (not scored, not saved twice)
@@ -19,6 +23,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +47,8 @@ from accelsim.search.marvel import MarvelMapper
 from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.models import inner_level_columns
 from accelsim.search.outdir import SearchDir, stored_columns
-from accelsim.search.run import LayerSearch, Reranking, best_row, rerank, search
+from accelsim.search.overlap import Screening, run_overlapped
+from accelsim.search.run import LayerSearch, Reranking, best_row, rerank_steps, search_steps
 from accelsim.search.seeds import named_style_seeds, seed_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
@@ -153,11 +159,11 @@ class SearchSettings:
         return out
 
 
-def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> dict[str, float | None]:
+def _style_costs(ev: Evaluator, named: dict[str, tuple[Directive, ...]]) -> Screening[dict[str, float | None]]:
     """Each named style's cost under ``ev``'s model (None: illegal or skipped), for the styles
     the search scored (a budget smaller than their number leaves the last out); nothing new is
     scored."""
-    frame = ev.evaluate(list(named.values()), limit=0)
+    frame = yield from ev.evaluate_steps(list(named.values()), limit=0)
     return {style: float(row["cost"]) if row["status"] == "ok" else None
             for style, (_, row) in zip(named, frame.iterrows())}
 
@@ -247,77 +253,108 @@ def _co_search(settings: SearchSettings, hw: HardwareSpec, network: str, layers:
     return write_cosearch(out, settings.to_dict(), network, layers, result)
 
 
+@dataclass
+class _LayerDone:
+    """What a layer's search leaves for the output directory: its ``summary.json`` entry, its
+    best mapping for ``best.m`` (None: no legal one) and its rows for the convergence plot."""
+
+    entry: dict[str, Any]
+    job: Job | None
+    frame: pd.DataFrame
+
+
 def _search_layers(settings: SearchSettings, hw: HardwareSpec, network: str, layers: list[Layer],
                    directory: SearchDir, executor: Executor, progress: Progress | None) -> dict[str, Any]:
+    """Search every layer, several at once when there are several workers
+    (:func:`accelsim.search.overlap.run_overlapped`); ``summary.json`` and ``best.m`` list the
+    layers finished so far in network order, rewritten as each finishes. Interrupted (Ctrl-C,
+    SIGTERM, --max-seconds), every layer started and not finished is added as ``interrupted``
+    with its best so far."""
     stored = directory.stored()
-    screen = SCREEN if settings.model == TWO_STAGE else settings.model
     summary: dict[str, Any] = {"accelsim": __version__, "settings": settings.to_dict(), "network": network,
                                "hw": hw.name, "layers": []}
-    best_jobs: list[Job] = []
-    frames: dict[str, pd.DataFrame] = {}
-    for layer in layers:
-        start = time.perf_counter()
-        if progress is not None:
-            progress(0, None, layer.name)
-        saver: _Saver | None = None
-        try:
-            mine = stored[stored["layer"] == layer.name]
-            space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels,
-                                        offchip=settings.offchip_genes)
-            named = named_style_seeds(layer, hw) if settings.style_seeds else {}
-            seeds = list(named.values())
-            mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
-            # marvel's off-chip phase chose the layouts its candidates are scored (and simulated) with
-            layouts = mapper.offchip.layouts if isinstance(mapper, MarvelMapper) else None
-            with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
-                           work_budget=settings.work_budget, dram_layouts=layouts) as ev:
-                saved = mine[mine["model"] == screen]
-                ev.preload(saved)
-                saver = _Saver(directory, set(saved["key"]), progress, True)
-                found = search(ev, mapper, settings.budget, saver, seeds)
-                styles = _style_costs(ev, named)
-            screen_seconds = time.perf_counter() - start
-            reranking = None
-            if settings.model == TWO_STAGE:
-                with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor,
-                               dram_layouts=layouts) as sim:
-                    saved = mine[mine["model"] == SIMULATOR]
-                    sim.preload(saved)
-                    reranking = rerank(found.frame, sim, settings.top_k,
-                                       _Saver(directory, set(saved["key"]), progress, False))
-            best = best_row(reranking.frame) if reranking is not None else None
-            if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
-                best = found.best
-            frames[layer.name] = found.frame.assign(sample=range(len(found.frame)))
-            summary["layers"].append({**_layer_summary(layer, hw, found, reranking, best, screen_seconds,
-                                                       time.perf_counter() - start), "styles": styles,
-                                      "screen_best_cost": found.best["cost"] if found.best is not None else None,
-                                      "simulate": _simulate_command(settings, directory, layer, best)})
-            if best is not None:
-                best_jobs.append(Job(layer, parse_dataflow(best["dataflow"], layer), "search"))
-                directory.write_best(network, best_jobs)
-            directory.write_summary(summary)
-        except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep the layer's best so far, then stop
-            finished = bool(summary["layers"]) and summary["layers"][-1]["layer"] == layer.name
-            if saver is not None and not finished and not isinstance(exc, Exception):
-                _keep_interrupted(directory, network, summary, best_jobs, layer, saver, hw)
-            raise
-    directory.write_convergence(frames)
+    done: dict[int, _LayerDone] = {}
+    savers: dict[int, _Saver] = {}  # the screening's saver of each layer started and not finished
+
+    def write() -> None:
+        summary["layers"] = [done[i].entry for i in sorted(done)]
+        jobs = [job for i in sorted(done) if (job := done[i].job) is not None]
+        if jobs:
+            directory.write_best(network, jobs)
+        directory.write_summary(summary)
+
+    def finished(index: int, result: _LayerDone) -> None:
+        savers.pop(index, None)
+        done[index] = result
+        write()
+
+    screenings = (_layer_steps(settings, hw, layer, stored[stored["layer"] == layer.name], directory, executor,
+                               progress, partial(savers.__setitem__, i))
+                  for i, layer in enumerate(layers))
+    try:
+        run_overlapped(screenings, executor, finished)
+    except BaseException as exc:  # Ctrl-C, SIGTERM, --max-seconds: keep each started layer's best so far, then stop
+        if not isinstance(exc, Exception) and savers:
+            for i, saver in savers.items():
+                done[i] = _interrupted(layers[i], saver, hw)
+            write()
+        raise
+    directory.write_convergence({layers[i].name: done[i].frame for i in sorted(done)})
     return summary
 
 
-def _keep_interrupted(directory: SearchDir, network: str, summary: dict[str, Any], best_jobs: list[Job], layer: Layer,
-                      saver: _Saver, hw: HardwareSpec) -> None:
-    """A layer's search was stopped: add it to ``summary.json`` as ``interrupted`` with what it
-    scored and its best so far, and that mapping to ``best.m``, so the directory is usable as it
-    is (``--resume`` still finishes the search)."""
+def _layer_steps(settings: SearchSettings, hw: HardwareSpec, layer: Layer, mine: pd.DataFrame, directory: SearchDir,
+                 executor: Executor, progress: Progress | None,
+                 started: Callable[[_Saver], None]) -> Screening[_LayerDone]:
+    """One layer's search as a screening (:mod:`accelsim.search.overlap`): the named styles, the
+    mapper's candidates, two-stage's re-rank; ``mine``: the layer's rows saved before (a resumed
+    search); ``started`` gets the saver of its screen's rows."""
+    start = time.perf_counter()
+    if progress is not None:
+        progress(0, None, layer.name)
+    screen = SCREEN if settings.model == TWO_STAGE else settings.model
+    space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels, offchip=settings.offchip_genes)
+    named = named_style_seeds(layer, hw) if settings.style_seeds else {}
+    seeds = list(named.values())
+    mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes))
+    # marvel's off-chip phase chose the layouts its candidates are scored (and simulated) with
+    layouts = mapper.offchip.layouts if isinstance(mapper, MarvelMapper) else None
+    with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
+                   work_budget=settings.work_budget, dram_layouts=layouts) as ev:
+        saved = mine[mine["model"] == screen]
+        ev.preload(saved)
+        saver = _Saver(directory, set(saved["key"]), progress, True)
+        started(saver)
+        found = yield from search_steps(ev, mapper, settings.budget, saver, seeds)
+        styles = yield from _style_costs(ev, named)
+    screen_seconds = time.perf_counter() - start
+    reranking = None
+    if settings.model == TWO_STAGE:
+        with Evaluator(hw, layer, SIMULATOR, settings.mode, settings.objective, executor=executor,
+                       dram_layouts=layouts) as sim:
+            saved = mine[mine["model"] == SIMULATOR]
+            sim.preload(saved)
+            reranking = yield from rerank_steps(found.frame, sim, settings.top_k,
+                                                _Saver(directory, set(saved["key"]), progress, False))
+    best = best_row(reranking.frame) if reranking is not None else None
+    if best is None:  # one model, or no re-ranked candidate could be simulated: the screen's best
+        best = found.best
+    entry = {**_layer_summary(layer, hw, found, reranking, best, screen_seconds, time.perf_counter() - start),
+             "styles": styles, "screen_best_cost": found.best["cost"] if found.best is not None else None,
+             "simulate": _simulate_command(settings, directory, layer, best)}
+    job = Job(layer, parse_dataflow(best["dataflow"], layer), "search") if best is not None else None
+    return _LayerDone(entry, job, found.frame.assign(sample=range(len(found.frame))))
+
+
+def _interrupted(layer: Layer, saver: _Saver, hw: HardwareSpec) -> _LayerDone:
+    """A layer's search was stopped: its ``summary.json`` entry ``interrupted``, with what it
+    scored and its best so far, and that mapping for ``best.m``, so the directory is usable as
+    it is (``--resume`` still finishes the search)."""
     best = saver.best_row
-    summary["layers"].append({"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
-                              "stopped": "interrupted",
-                              "best": _best_fields(best, hw)})
-    if best is not None:
-        directory.write_best(network, [*best_jobs, Job(layer, parse_dataflow(best["dataflow"], layer), "search")])
-    directory.write_summary(summary)
+    entry = {"layer": layer.name, "op": layer.op.value, "macs": layer.macs, "scored": saver.sample,
+             "stopped": "interrupted", "best": _best_fields(best, hw)}
+    job = Job(layer, parse_dataflow(best["dataflow"], layer), "search") if best is not None else None
+    return _LayerDone(entry, job, pd.DataFrame())
 
 
 _BEST_FIELDS = ("model", "key", "cost", "cycles", "energy_pj", "edp_pj_cycles", "pe_utilization", "encoding",
