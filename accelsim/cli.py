@@ -1326,6 +1326,12 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
               help="co-search: layers whose genome a child varies, on average (>= 0; default 4).")
 @click.option("--mutate-hw", type=float, default=None,
               help="co-search: probability of Mutate-HW per child (0..1; default 0.5).")
+@click.option("--fill-area", type=float, default=None,
+              help="co-search: probability per child of Fill-area, the buffers raised to the most the area budget "
+                   "allows (0..1; default 0).")
+@click.option("--refine", type=float, default=None,
+              help="co-search: share of --budget spent last on the best design's hardware, its mappings only "
+                   "(0..1, below 1; default 0).")
 @_mode_option("realistic", "Fidelity mode of the models.")
 @click.option("--top-k", type=int, default=10, show_default=True, help="Candidates two-stage re-ranks per layer.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Local worker processes.")
@@ -1353,7 +1359,7 @@ def plot(trace_dir: str, bins: int, window: str | None, force: bool) -> None:
 @_max_memory_option
 @_progress_option
 def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, mapper, budget, objective, model,
-                   co_search, hw_ranges, area_budget_mm2, size_buffers, vary_layers, mutate_hw, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
+                   co_search, hw_ranges, area_budget_mm2, size_buffers, vary_layers, mutate_hw, fill_area, refine, mode, top_k, workers, scheduler, seed, max_levels, population, min_utilization, unique_reuse, work_budget,
                    offchip_genes, style_seeds, out_dir, resume, max_seconds, max_memory, progress) -> None:
     """Search mappings of each layer; exit status 130 when interrupted, 3 over --max-seconds or
     --max-memory (resume with --resume)."""
@@ -1377,7 +1383,8 @@ def search_command(hw_ref, timeloop, network, mapping_path, layer, overrides, ma
         settings = SearchSettings(hw_ref, tuple(overrides), network, mapping_path, layer, mapper, budget, objective,
                                   model, mode, top_k, seed, max_levels, population, min_utilization, work_budget,
                                   style_seeds, tuple(timeloop), unique_reuse, co_search, tuple(hw_ranges),
-                                  area_budget_mm2, size_buffers, vary_layers, mutate_hw, offchip_genes)
+                                  area_budget_mm2, size_buffers, vary_layers, mutate_hw, offchip_genes, fill_area,
+                                  refine)
         with _stop_on_signals():  # SIGTERM too: the workers are stopped below, the parent says one line
             executor = make_executor(workers, scheduler)
             with _search_bar(progress, settings) as advance:

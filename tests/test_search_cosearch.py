@@ -145,6 +145,10 @@ def test_hw_yaml_and_best_m_simulate_as_found(tmp_path: Path):
     (["--co-search", "--mutate-hw", "-0.1"], "--mutate-hw must lie in 0..1"),
     (["--mutate-hw", "0.3"], "belong to --co-search"),
     (["--vary-layers", "2"], "belong to --co-search"),
+    (["--co-search", "--fill-area", "2"], "--fill-area must lie in 0..1"),
+    (["--co-search", "--refine", "1"], "--refine must lie in 0..1, below 1"),
+    (["--refine", "0.2"], "belong to --co-search"),
+    (["--fill-area", "0.2"], "belong to --co-search"),
 ])
 def test_bad_options_are_one_error_line(tmp_path, args, needle):
     network = tmp_path / "tiny.yaml"
@@ -169,6 +173,19 @@ def test_cli_vary_layers_and_mutate_hw_reach_the_search(tmp_path):
     direct = _search(vary_layers=0.5, mutate_hw=0).frame
     assert list(cli["hw"]) == list(direct["hw"]) and list(cli["genomes"]) == list(direct["genomes"])
     assert list(_search().frame["genomes"]) != list(direct["genomes"])
+
+
+def test_cli_fill_area_and_refine_reach_the_search(tmp_path):
+    """``--fill-area 1 --refine 0.5`` scores the designs :func:`cosearch` scores with
+    ``fill_area=1, refine=0.5``, in order, and not those of the defaults."""
+    import pandas as pd
+
+    out = _cli_cosearch(tmp_path, "--budget", "24", "--population", "8", "--max-levels", "2", "--seed", "3",
+                        "--fill-area", "1", "--refine", "0.5", "--area-budget-mm2", "0.01")
+    cli = pd.read_parquet(out / "candidates.parquet")
+    direct = _search(fill_area=1.0, refine=0.5, area_budget_mm2=0.01).frame
+    assert list(cli["hw"]) == list(direct["hw"]) and list(cli["genomes"]) == list(direct["genomes"])
+    assert list(_search(area_budget_mm2=0.01).frame["hw"]) != list(direct["hw"])
 
 
 def test_fixed_design_of_the_budget_by_hand():
@@ -277,3 +294,78 @@ def test_layers_of_one_shape_share_a_genome_and_count_as_often_as_they_occur():
     with Evaluator(result.best_hw, FC) as ev:
         fc = ev.rows([fc_flow])[0]["cycles"]
     assert result.best["cycles"] == 2 * conv + fc
+
+
+def test_fill_area_raises_each_buffer_to_the_largest_value_that_fits():
+    """Genes PEs 4, L1 32/64/128 B, L2 1024/2048/4096 B (1-byte words, MAC 283 um^2, 0.104 um^2 a
+    word), budget 1350 um^2. From L1 32, L2 1024 (1132 + 13.312 + 106.496 = 1251.808 um^2): L1 128
+    gives 1132 + 53.248 + 106.496 = 1291.744 (fits); L2 2048 then 1132 + 53.248 + 212.992 =
+    1398.24 (over), and L2 2048 before L1 is 1358.3 (over) too, so either order ends at L1 128,
+    L2 1024. A gene already over what fits (L2 4096) is never lowered; without a budget nothing
+    changes."""
+    from accelsim.search.cosearch import CoSearch
+
+    ranges = ("pe_array.count=4:4", "l1.size_bytes=32:128", "l2.size_bytes=1024:4096")
+    search = CoSearch(BASE, [CONV], CoSearchConfig.make(ranges, area_budget_mm2=0.00135))
+    start = {"pe_array.count": 4, "l1.size_bytes": 32, "l2.size_bytes": 1024}
+    for _ in range(4):  # both orders of the two buffer genes
+        assert search._fill_area(start) == {**start, "l1.size_bytes": 128}
+    over = {**start, "l2.size_bytes": 4096}
+    assert search._fill_area(over) == over
+    unbounded = CoSearch(BASE, [CONV], CoSearchConfig.make(ranges))
+    assert unbounded._fill_area(start) == start
+
+
+def test_fill_area_children_fit_the_budget_and_refine_fixes_the_hardware():
+    """With Fill-area on every child (``fill_area=1``) and ``refine=0.5`` of 48 designs
+    (population 8): every design from the first generation that starts at or after design 24
+    (so every one from 24 + 8 = 32 on) has the best design's hardware, designs before had
+    others, the refinement's first designs map the conv by a named style on it, and the search
+    is the same under the same seed."""
+    from accelsim.search.seeds import style_genomes
+
+    result = _search(budget=48, area_budget_mm2=0.01, fill_area=1.0, refine=0.5)
+    frame = result.frame
+    assert result.best is not None and len(frame) == 48
+    assert (frame.iloc[32:]["hw"] == result.best["hw"]).all()
+    assert (frame.iloc[:24]["hw"] != result.best["hw"]).any()
+    again = _search(budget=48, area_budget_mm2=0.01, fill_area=1.0, refine=0.5)
+    assert again.frame["key"].equals(frame["key"])
+    assert result.best_hw is not None
+    styled = [row for row in frame.iloc[24:40]["genomes"]]
+    conv_styles = {g.text() for g in style_genomes(CONV, result.best_hw).values()}
+    assert any(text.split(" | ")[0] in conv_styles for text in styled)
+
+
+def test_refine_and_fill_area_out_of_range_are_refused():
+    with pytest.raises(InputError, match="fill_area must lie in 0..1"):
+        CoSearchConfig.make(SMALL, fill_area=1.5)
+    with pytest.raises(InputError, match="refine in 0..1"):
+        CoSearchConfig.make(SMALL, refine=1.0)
+
+
+@pytest.mark.parametrize("keep_partial", [True, False])
+def test_keep_partial_remembers_the_layers_scored_before_a_refused_one(monkeypatch, keep_partial):
+    """A design whose second layer (fc) is refused: with ``keep_partial`` its first layer's genome
+    (scored ok) joins that hardware's best genomes for the conv, and the fc's pool stays empty;
+    without it the hardware has no pool at all. The design is refused either way."""
+    from accelsim.search.cosearch import CoSearch
+
+    search = CoSearch(BASE, [CONV, FC], CoSearchConfig.make(SMALL, budget=8, population=4, max_levels=2, seed=5,
+                                                            keep_partial=keep_partial))
+    real = search._evaluator
+
+    class Refusing:
+        def rows(self, genomes):
+            return [{"status": "skipped", "reason": "work_budget", "message": "refused here"} for _ in genomes]
+
+    monkeypatch.setattr(search, "_evaluator", lambda spec, layer: Refusing() if layer.name == "fc" else real(spec, layer))
+    design = next(d for d in search._first()
+                  if real(search._spec(d.hw), CONV).rows([d.genomes[0]])[0]["status"] == "ok")
+    row = search._score(design, 0)
+    assert (row["status"], row["reason"]) == ("skipped", "work_budget")
+    if keep_partial:
+        conv_pool, fc_pool = search._layer_best[design.hw.text()]
+        assert [g for _, g in conv_pool] == [design.genomes[0]] and fc_pool == []
+    else:
+        assert design.hw.text() not in search._layer_best

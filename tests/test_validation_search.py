@@ -23,6 +23,41 @@ def test_reports_write_the_columns_validate_reads():
     assert cosearch_report.COLUMNS == search_sets.COSEARCH_COLUMNS
     assert baselines_report.COLUMNS == search_sets.BASELINES_COLUMNS
     assert reuse_report.COLUMNS == search_sets.REUSE_COLUMNS
+    assert (cosearch_report.LOWER_BOUND_CO, cosearch_report.LOWER_BOUND_MOST) == search_sets.LOWER_BOUNDS
+
+
+def test_lower_bound_by_hand():
+    """A GEMM of M 8, N 16, K 32 on eyeriss_like (1 MAC per PE, 1-byte words, 12 B/cycle DRAM):
+    4,096 MACs; its tensors hold 8 x 32 + 32 x 16 + 8 x 16 = 896 words, ceil(896 / 12) = 75
+    cycles off-chip. On 4 PEs the compute bound 4096 / 4 = 1024 rules; on 512 PEs (8 cycles) the
+    off-chip one: the layer twice gives 2 x 75 = 150. The most PEs within 0.01 mm^2 (smallest L1
+    32 B and L2 4 KiB): 32 PEs take 32 x 283 + 32 x 32 x 0.104 + 4096 x 0.104 = 9,588.5 um^2,
+    64 PEs over 18,000; within 0.2 mm^2, 512 PEs (147,026 um^2; 1,024 take 293,626)."""
+    from accelsim.hw.loader import load_hardware
+    from accelsim.workload.ops import Layer, OpType
+
+    fc = Layer.build("fc", OpType.GEMM, {"M": 8, "N": 16, "K": 32})
+    base = load_hardware("eyeriss_like")
+    assert cosearch_report.bound_cycles(base, [fc], 4) == 1024
+    assert cosearch_report.bound_cycles(base, [fc, fc], 512) == 150
+    assert cosearch_report.most_pes(base, 0.01).num_pes == 32
+    assert cosearch_report.most_pes(base, 0.2).num_pes == 512
+    with pytest.raises(InputError, match="no PE count"):
+        cosearch_report.most_pes(base, 0.001)
+
+
+def test_bound_lines_say_how_close_the_grid_target_asks_to_come():
+    """Grid 1,000, co-search 600, a bound of 480 at 512 PEs: bound / grid 0.480, co-search /
+    bound 1.250, and 0.5 x 1,000 / 480 = 1.0417: within 4.2%. A bound of 520 lies above 0.5 x the
+    grid: no mapping reaches it."""
+    rows = [_scheme("co-search", "600"), _scheme("grid + nvdla_like", "1000"),
+            _scheme("lower bound, co-search's PEs", "480"), _scheme("lower bound, most PEs in budget", "520")]
+    lines = search_sets.bound_lines(rows)
+    assert ("- lower bound, co-search's PEs (512 PEs): 480 cycles; bound / grid = 0.480, co-search / bound = 1.250; "
+            "0.5x the grid asks the co-search to come within 4.2% of it") in lines
+    assert ("- lower bound, most PEs in budget (512 PEs): 520 cycles; bound / grid = 0.520, co-search / bound = "
+            "1.154; 0.5x the grid is below it: no mapping of this PE count reaches it") in lines
+    assert search_sets.bound_lines(rows[:2]) == []
 
 
 def _scheme(name: str, cycles: str, area: str = "0.2") -> dict[str, str]:
@@ -128,6 +163,8 @@ def test_cosearch_report_resumes_from_its_file(tmp_path, capsys):
     cosearch_report.main(argv)
     out = capsys.readouterr().out
     assert out.count("kept from") == 5 and "0.250" in out
+    rows = read_measurements(path, COSEARCH_COLUMNS, "test file")  # the lower bounds computed and written
+    assert [r["scheme"] for r in rows[5:]] == ["lower bound, co-search's PEs", "lower bound, most PEs in budget"]
     with pytest.raises(InputError, match="another command"):
         cosearch_report.main([*argv, "--seed", "1"])
 

@@ -30,6 +30,19 @@ tiles that overflow the child's L1 or L2 are shrunk until they fit
 generation's first half maps every layer by a named style (:mod:`accelsim.search.seeds`); the
 rest is random. The budget counts distinct designs proposed (over-budget ones included:
 DiGamma's sampling budget).
+
+Two operators of ours, both off by default: **Fill-area** (``fill_area``, a probability per
+child, after Mutate-HW) raises the buffer genes, in a random order, each to its largest value
+that keeps the design within the area budget (:meth:`CoSearch._fill_area`; never lowers one).
+More buffer is not always faster in this model for a fixed mapping (a larger L2 makes the
+capacity rule choose larger L2 tiles, which can overlap less), so it is an operator, not a
+repair. **Refinement** (``refine``, a share of the budget): once that share of the designs is
+left, the hardware is fixed to the best design's, the first designs on it map every layer by
+each named style there (:meth:`CoSearch._styled`, as GAMMA's seeds on a fixed design), and the
+rest of the budget varies only the mappings (with the same ``vary_layers``). With
+``keep_partial`` a design refused for one layer's mapping (over the work budget, say) still
+adds the genomes of the layers scored before that one to its hardware's best genomes (no
+model run more: those layers were scored anyway).
 """
 
 from __future__ import annotations
@@ -157,7 +170,9 @@ class CoSearchConfig:
     candidate (None: its default), whether the first generation starts from the styles, whether
     tiles that overflow a buffer are repaired (:mod:`accelsim.search.fit`), how many layers'
     genomes GAMMA's operators vary per child on average, the probability of Mutate-HW per child,
-    and GAMMA's rates."""
+    the probability of Fill-area per child, the share of the budget spent last on the best
+    design's hardware (refinement), whether a refused design's layers scored before the refused
+    one are remembered (``keep_partial``; module docstring), and GAMMA's rates."""
 
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     area_budget_mm2: float | None = None
@@ -174,6 +189,9 @@ class CoSearchConfig:
     repair_tiles: bool = True
     vary_layers: float = 4.0
     mutate_hw: float = 0.5
+    fill_area: float = 0.0
+    refine: float = 0.0
+    keep_partial: bool = False
     rates: GammaRates = GammaRates()
 
     def __post_init__(self) -> None:
@@ -184,6 +202,9 @@ class CoSearchConfig:
         if self.vary_layers < 0 or not 0 <= self.mutate_hw <= 1:
             raise InputError(f"vary_layers must be at least 0 and mutate_hw in 0..1, got {self.vary_layers} "
                              f"and {self.mutate_hw}")
+        if not 0 <= self.fill_area <= 1 or not 0 <= self.refine < 1:
+            raise InputError(f"fill_area must lie in 0..1 and refine in 0..1 (excluding 1), got {self.fill_area} "
+                             f"and {self.refine}")
         if self.budget < 1 or self.population < 2:
             raise InputError("the co-search needs --budget >= 1 and --population >= 2")
 
@@ -256,8 +277,16 @@ class CoSearch:
         population: list[tuple[float, str, Design]] = []
         rows: list[dict[str, Any]] = []
         generation, idle, stopped = 0, 0, "budget"
+        refine_from = cfg.budget - int(cfg.refine * cfg.budget)
+        refining: HwGenes | None = None
         while len(rows) < cfg.budget:
-            batch = self._first() if generation == 0 else [self._child(population) for _ in range(cfg.population)]
+            if refining is None and generation and self._best is not None and len(rows) >= refine_from:
+                refining = self._best[1].hw
+                batch = self._styled(refining)
+                batch += [self._child(population, refining) for _ in range(cfg.population - len(batch))]
+            else:
+                batch = (self._first() if generation == 0
+                         else [self._child(population, refining) for _ in range(cfg.population)])
             scored = []
             fresh = 0
             for design in batch:
@@ -345,7 +374,7 @@ class CoSearch:
             self._specs[key] = hw.spec(self.base)
         return self._specs[key]
 
-    def _child(self, population: list[tuple[float, str, Design]]) -> Design:
+    def _child(self, population: list[tuple[float, str, Design]], fixed: HwGenes | None = None) -> Design:
         """A child of two parents from the best quarter: DiGamma's hardware crossover and
         Mutate-HW, then each layer's genome. On hardware scored before, the crossover is per
         layer: the layers' costs on one hardware are independent, so each layer keeps the best
@@ -360,14 +389,19 @@ class CoSearch:
         parents = population[:rates.parent_count(self.config.population)]
         a = rng.choice(parents)[2]
         b = rng.choice(parents)[2]
-        hw = dict(a.hw.values)
-        if rng.random() < rates.crossover:  # each hardware gene from either parent
-            other = dict(b.hw.values)
-            hw = {k: other[k] if rng.random() < 0.5 else v for k, v in hw.items()}
-        if self.values and rng.random() < self.config.mutate_hw:  # Mutate-HW
-            name = rng.choice(sorted(self.values))
-            hw[name] = rng.choice(self.values[name])
-        genes = HwGenes(tuple(hw.items()))
+        if fixed is not None:  # the refinement phase: the best design's hardware, mappings varied
+            genes = fixed
+        else:
+            hw = dict(a.hw.values)
+            if rng.random() < rates.crossover:  # each hardware gene from either parent
+                other = dict(b.hw.values)
+                hw = {k: other[k] if rng.random() < 0.5 else v for k, v in hw.items()}
+            if self.values and rng.random() < self.config.mutate_hw:  # Mutate-HW
+                name = rng.choice(sorted(self.values))
+                hw[name] = rng.choice(self.values[name])
+            if self.config.fill_area and rng.random() < self.config.fill_area:  # Fill-area (no draw when off)
+                hw = self._fill_area(hw)
+            genes = HwGenes(tuple(hw.items()))
         pes = self._pes(genes)
         known = self._layer_best.get(genes.text(), [[] for _ in self.layers])
         share = min(1.0, self.config.vary_layers / len(self.layers))
@@ -381,6 +415,43 @@ class CoSearch:
                 genome = space.repair(pool[0][1] if pool else ga)
             genomes.append(self._fit(space, genome, genes))
         return Design(genes, tuple(genomes))
+
+    def _styled(self, hw: HwGenes) -> list[Design]:
+        """The refinement phase's first designs on ``hw``: one per named style, each layer's genome
+        that style's mapping on ``hw`` where it is a genome of the layer's space (tiles fitted),
+        else the best genome ``hw`` had for the layer."""
+        spec, pes = hw.spec(self.base, *self._style_buffers()), self._pes(hw)
+        known = self._layer_best[hw.text()]
+        out = []
+        for style in STYLES:
+            genomes = []
+            for layer, pool in zip(self.layers, known):
+                space = self._space(layer, pes)
+                genome = self._style_genome([style], space, spec)
+                genomes.append(self._fit(space, genome, hw) if genome is not None else pool[0][1])
+            out.append(Design(hw, tuple(genomes)))
+        return out[:self.config.population]
+
+    def _fill_area(self, hw: dict[str, int]) -> dict[str, int]:
+        """Fill-area: the buffer genes (L1, L2; those searched), in a random order, each raised to its
+        largest value whose design still fits the area budget with the other genes as they are
+        (never lowered: a gene with no larger value that fits keeps its own). Unchanged without
+        an area budget or buffer genes."""
+        budget = self.config.area_budget_mm2
+        buffers = [name for name in (L1, L2) if name in self.values and name in hw]
+        if budget is None or not buffers:
+            return hw
+        self.rng.shuffle(buffers)
+        out = dict(hw)
+        for name in buffers:
+            for value in reversed(self.values[name]):
+                if value <= out[name]:
+                    break
+                trial = {**out, name: value}
+                if design_area(self._spec(HwGenes(tuple(trial.items())))).total_mm2 <= budget:
+                    out = trial
+                    break
+        return out
 
     # ------------------------------------------------------------------------------- scoring
     def _score(self, design: Design, sample: int) -> dict[str, Any]:
@@ -406,18 +477,14 @@ class CoSearch:
         for layer, count, genome in zip(self.layers, self.counts, design.genomes):
             result = self._evaluator(spec, layer).rows([genome])[0]
             if result["status"] != "ok":
+                if cfg.keep_partial:  # the layers scored before this one are still known on this hardware
+                    self._remember(design, per_layer)
                 return self._refuse(row, str(result["status"]), str(result["reason"]),
                                     f"layer {layer.name}: {result['message']}", start)
             cycles += count * float(result["cycles"])
             energy += count * float(result["energy_pj"])
             per_layer.append(float(result["energy_pj" if cfg.objective == "energy" else "cycles"]))
-        keep = cfg.rates.parent_count(cfg.population)
-        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
-        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
-            if all(g != genome for _, g in pool):
-                pool.append((layer_cost, genome))
-                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
-                del pool[keep:]
+        self._remember(design, per_layer)
         cost = {"latency": cycles, "energy": energy, "edp": cycles * energy,
                 "latency-area": cycles * area.total_mm2}[cfg.objective]
         row.update(cycles=cycles, energy_pj=energy, edp_pj_cycles=cycles * energy,
@@ -426,6 +493,18 @@ class CoSearch:
         if self._best is None or cost < self._best[0]:
             self._best = (cost, design, spec)
         return row
+
+    def _remember(self, design: Design, per_layer: Sequence[float]) -> None:
+        """Add the first ``len(per_layer)`` layers' genomes of ``design``, with their costs, to the
+        best genomes its hardware had for those layers (at most the parents' share of the
+        population each, best first)."""
+        keep = self.config.rates.parent_count(self.config.population)
+        known = self._layer_best.setdefault(design.hw.text(), [[] for _ in self.layers])
+        for pool, layer_cost, genome in zip(known, per_layer, design.genomes):
+            if all(g != genome for _, g in pool):
+                pool.append((layer_cost, genome))
+                pool.sort(key=lambda entry: entry[0])  # stable: of equal costs the first found leads
+                del pool[keep:]
 
     @staticmethod
     def _refuse(row: dict[str, Any], status: str, reason: str, message: str, start: float) -> dict[str, Any]:

@@ -18,6 +18,10 @@ under one area budget:
   (:func:`fixed_design`); each layer searched by GAMMA with ``--gamma-budget`` (default
   ``--budget``) new mappings, seeded with the named styles as ``accelsim search`` does.
 
+* **The physical lower bound** (:func:`bound_cycles`) at the co-search's PE count and at the most
+  PEs a value of the PE gene allows within the budget (:func:`most_pes`): rows
+  :data:`LOWER_BOUND_CO` and :data:`LOWER_BOUND_MOST`, nothing scored, written after the schemes.
+
 Every design is scored by the same model (analytical, realistic mode, latency) and its
 hardware is ``--hw`` with the PE count and buffer sizes replaced. Layers of one shape
 (:func:`~accelsim.search.cosearch.layer_shape`) are scored once and counted as often as they
@@ -45,6 +49,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from accelsim.bounds import lower_bounds
 from accelsim.errors import InputError, MappingError, run_module
 from accelsim.hw.loader import load_hardware
 from accelsim.hw.spec import HardwareSpec
@@ -120,10 +125,12 @@ def _row(name: str, spec: HardwareSpec, cycles: float | None, scored: int, runs:
 
 def run_cosearch(base: HardwareSpec, layers: list[Layer], budget_mm2: float, budget: int, population: int,
                  seed: int, vary_layers: float = CoSearchConfig.vary_layers,
-                 mutate_hw: float = CoSearchConfig.mutate_hw) -> Scheme:
+                 mutate_hw: float = CoSearchConfig.mutate_hw, fill_area: float = CoSearchConfig.fill_area,
+                 refine: float = CoSearchConfig.refine, keep_partial: bool = CoSearchConfig.keep_partial) -> Scheme:
     start = time.perf_counter()
     config = CoSearchConfig.make((), area_budget_mm2=budget_mm2, budget=budget, population=population, seed=seed,
-                                 vary_layers=vary_layers, mutate_hw=mutate_hw)
+                                 vary_layers=vary_layers, mutate_hw=mutate_hw, fill_area=fill_area, refine=refine,
+                                 keep_partial=keep_partial)
     search = CoSearch(base, layers, config)
     try:
         result = search.run()
@@ -185,6 +192,37 @@ def run_gamma(name: str, spec: HardwareSpec, layers: list[Layer], budget: int, p
     return _row(f"GAMMA on {name}", spec, total, scored, runs, start)
 
 
+LOWER_BOUND_CO = "lower bound, co-search's PEs"
+LOWER_BOUND_MOST = "lower bound, most PEs in budget"
+
+
+def bound_cycles(base: HardwareSpec, layers: list[Layer], pes: int) -> int:
+    """The physical lower bound of ``layers`` on ``base`` with ``pes`` PEs: the sum over the layers
+    (each counted as often as it occurs) of :func:`accelsim.bounds.lower_bounds`' cycles, the larger
+    of the compute bound (MACs / PEs) and the compulsory off-chip bound (every tensor element
+    across the DRAM interface once, at ``base``'s DRAM bandwidth). Buffer sizes do not enter it."""
+    spec = HwGenes(((PES, pes),)).spec(base)
+    return sum(lower_bounds(layer, spec).cycles for layer in layers)
+
+
+def most_pes(base: HardwareSpec, budget_mm2: float) -> HardwareSpec:
+    """The design of the most PEs any value of the PE gene (default range) allows within the
+    budget: that count with the smallest L1 and L2 gene values (InputError where none fits)."""
+    l1, l2 = (gene_values(*DEFAULT_RANGES[name])[0] for name in (L1, L2))
+    fits = [_spec(base, pes, l1, l2) for pes in gene_values(*DEFAULT_RANGES[PES])]
+    fits = [spec for spec in fits if design_area(spec).total_mm2 <= budget_mm2]
+    if not fits:
+        raise InputError(f"no PE count of the co-search's range fits {budget_mm2} mm^2")
+    return fits[-1]
+
+
+def bound_row(name: str, base: HardwareSpec, layers: list[Layer], spec: HardwareSpec) -> Scheme:
+    """The lower bound (:func:`bound_cycles`) at ``spec``'s PEs as a scheme's row: nothing scored,
+    no model run."""
+    start = time.perf_counter()
+    return _row(name, spec, bound_cycles(base, layers, spec.num_pes), 0, 0, start)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hw", default="eyeriss_like")
@@ -198,6 +236,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="layers whose genome a co-search child varies, on average")
     parser.add_argument("--mutate-hw", type=float, default=CoSearchConfig.mutate_hw,
                         help="probability of Mutate-HW per co-search child")
+    parser.add_argument("--fill-area", type=float, default=CoSearchConfig.fill_area,
+                        help="probability of Fill-area per co-search child (buffers grown to the area budget)")
+    parser.add_argument("--refine", type=float, default=CoSearchConfig.refine,
+                        help="share of the co-search's designs spent last on the best design's hardware")
+    parser.add_argument("--keep-partial", action="store_true",
+                        help="a co-search design refused for one layer still teaches its hardware the layers before")
     parser.add_argument("--grid-style", action="append", help="style of the grid baseline (repeatable; "
                         "default nvdla_like)")
     parser.add_argument("--seed", type=int, default=0)
@@ -211,20 +255,26 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{net.name} ({len(layers)} layers, {len(shapes(layers))} shapes) on {base.name}, area budget "
           f"{args.area_budget_mm2} mm^2, analytical model, realistic mode, latency", flush=True)
     budgets = {"designs": args.budget, "gamma_mappings_per_shape": gamma_budget, "population": args.population,
-               "vary_layers": args.vary_layers, "mutate_hw": args.mutate_hw}
+               "vary_layers": args.vary_layers, "mutate_hw": args.mutate_hw, "fill_area": args.fill_area,
+               "refine": args.refine, "keep_partial": int(args.keep_partial)}
     out = None
     if args.out is not None:
         command = "python -m accelsim.search.cosearch_report " + shlex.join(sys.argv[1:] if argv is None else argv)
         out = MeasurementFile(args.out, COLUMNS, RunProvenance(command, args.seed, budgets), "co-search results file")
     runs: list[tuple[str, Callable[[], Scheme]]] = [
         ("co-search", partial(run_cosearch, base, layers, args.area_budget_mm2, args.budget, args.population,
-                              args.seed, args.vary_layers, args.mutate_hw))]
+                              args.seed, args.vary_layers, args.mutate_hw, args.fill_area, args.refine,
+                              args.keep_partial))]
     runs += [(f"grid + {style}", partial(run_grid, base, layers, args.area_budget_mm2, style))
              for style in args.grid_style or ["nvdla_like"]]
     runs += [(f"GAMMA on {name}", partial(run_gamma, name, fixed_design(base, args.area_budget_mm2, share), layers,
                                           gamma_budget, args.population, args.seed)) for name, share in MAC_SHARES.items()]
+    rows: list[Scheme] = []  # rows[0]: the co-search's, whose PEs the first lower bound takes
+    runs += [(LOWER_BOUND_CO, lambda: bound_row(LOWER_BOUND_CO, base, layers, _spec(
+                 base, rows[0].pes, rows[0].l1_size_bytes, rows[0].l2_size_bytes))),
+             (LOWER_BOUND_MOST, partial(bound_row, LOWER_BOUND_MOST, base, layers,
+                                        most_pes(base, args.area_budget_mm2)))]
     kept = {row["scheme"]: row for row in out.done} if out is not None else {}
-    rows = []
     for name, run in runs:  # each scheme's row as it finishes (a long run shows and keeps what it has)
         if name in kept:
             print(f"{name}: kept from {args.out.as_posix()}", flush=True)

@@ -99,6 +99,8 @@ class SearchSettings:
     vary_layers: float | None = None  # co-search: layers' genomes a child varies, on average (None: CoSearchConfig's)
     mutate_hw: float | None = None  # co-search: probability of Mutate-HW per child (None: CoSearchConfig's)
     offchip_genes: bool = False  # gamma/random: genomes pin the L2 tile and inter-tile order (off-chip block)
+    fill_area: float | None = None  # co-search: probability of Fill-area per child (None: CoSearchConfig's)
+    refine: float | None = None  # co-search: share of the budget spent on the best hardware (None: CoSearchConfig's)
 
     def __post_init__(self) -> None:
         if sum((self.network is not None, self.mapping is not None, bool(self.timeloop))) != 1:
@@ -121,12 +123,18 @@ class SearchSettings:
                   (not self.unique_reuse or self.mapper == "exhaustive",
                    f"--unique-reuse prunes the exhaustive mapper's loop orders; --mapper is {self.mapper}"),
                   (self.co_search or not (self.hw_ranges or self.area_budget_mm2 is not None or self.size_buffers
-                                          or self.vary_layers is not None or self.mutate_hw is not None),
-                   "--hw-range, --area-budget-mm2, --size-buffers, --vary-layers and --mutate-hw belong to --co-search"),
+                                          or self.vary_layers is not None or self.mutate_hw is not None
+                                          or self.fill_area is not None or self.refine is not None),
+                   "--hw-range, --area-budget-mm2, --size-buffers, --vary-layers, --mutate-hw, --fill-area and "
+                   "--refine belong to --co-search"),
                   (self.vary_layers is None or self.vary_layers >= 0,
                    f"--vary-layers must be at least 0 (layers varied per child, on average), got {self.vary_layers}"),
                   (self.mutate_hw is None or 0 <= self.mutate_hw <= 1,
                    f"--mutate-hw must lie in 0..1 (a probability per child), got {self.mutate_hw}"),
+                  (self.fill_area is None or 0 <= self.fill_area <= 1,
+                   f"--fill-area must lie in 0..1 (a probability per child), got {self.fill_area}"),
+                  (self.refine is None or 0 <= self.refine < 1,
+                   f"--refine must lie in 0..1, below 1 (a share of --budget), got {self.refine}"),
                   (not self.offchip_genes or (self.mapper in ("gamma", "random") and not self.co_search),
                    f"--offchip-genes adds genes to the genomes of --mapper gamma or random; --mapper is "
                    f"{self.mapper}{' with --co-search' if self.co_search else ''}"),
@@ -237,7 +245,9 @@ def _co_search(settings: SearchSettings, hw: HardwareSpec, network: str, layers:
                                  population=settings.population, seed=settings.seed, max_levels=settings.max_levels,
                                  work_budget=settings.work_budget, style_seeds=settings.style_seeds,
                                  **{name: value for name, value in (("vary_layers", settings.vary_layers),
-                                                                    ("mutate_hw", settings.mutate_hw))
+                                                                    ("mutate_hw", settings.mutate_hw),
+                                                                    ("fill_area", settings.fill_area),
+                                                                    ("refine", settings.refine))
                                     if value is not None})
     result = cosearch(hw, layers, config, executor, progress)
     return write_cosearch(out, settings.to_dict(), network, layers, result)

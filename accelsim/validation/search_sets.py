@@ -45,6 +45,8 @@ REUSE_COLUMNS = ("network", "hw", "parallel", "layer", "orders_enumerated", "ord
 CO_SEARCH = "co-search"
 GRID = "grid + nvdla_like"
 FIXED_DESIGNS = ("compute-heavy", "medium", "buffer-heavy")
+# the report's lower-bound rows (cosearch_report.LOWER_BOUND_*; tests/test_validation_search.py checks they agree)
+LOWER_BOUNDS = ("lower bound, co-search's PEs", "lower bound, most PEs in budget")
 GRID_RATIO_MAX = 0.5  # issue 20: co-search latency at most 0.5x the grid's (DiGamma's Fig. 6.7: 0.31x)
 # README's whole-network measurement (--budget 2000 --gamma-budget 300); a file with less is a reduced run
 COSEARCH_FULL_BUDGETS = {"designs": 2000, "gamma_mappings_per_shape": 300}
@@ -103,6 +105,32 @@ def cosearch_verdicts(rows: Sequence[dict[str, str]]) -> list[Verdict]:
     return out
 
 
+def bound_lines(rows: Sequence[dict[str, str]]) -> list[str]:
+    """What the physical lower bound rows say about the grid target: per bound row (of
+    :data:`LOWER_BOUNDS` present), bound / grid, co-search / bound and how close to the bound
+    the co-search must come for :data:`GRID_RATIO_MAX` x the grid (empty without the rows)."""
+    by = {r["scheme"]: r for r in rows}
+    co, grid = _cycles(by.get(CO_SEARCH)), _cycles(by.get(GRID))
+    lines = []
+    for name in LOWER_BOUNDS:
+        bound = _cycles(by.get(name))
+        if bound is None or grid is None or co is None or not bound:
+            continue
+        need = GRID_RATIO_MAX * grid / bound
+        reach = (f"{GRID_RATIO_MAX}x the grid asks the co-search to come within {100 * (need - 1):.1f}% of it"
+                 if need >= 1 else f"{GRID_RATIO_MAX}x the grid is below it: no mapping of this PE count reaches it")
+        lines.append(f"- {name} ({by[name]['pes']} PEs): {bound:,.0f} cycles; bound / grid = {bound / grid:.3f}, "
+                     f"co-search / bound = {co / bound:.3f}; {reach}")
+    if not lines:
+        return []
+    return ["", "Physical lower bound: the sum over the layers (each counted as often as it occurs) of "
+            "`accelsim.bounds.lower_bounds(layer, hw).cycles`, the larger of the compute bound (MACs / PEs) and "
+            "the compulsory off-chip bound (every element of every tensor across the DRAM interface once, at the "
+            "hardware's DRAM bandwidth), for the co-search's PE count and for the most PEs a value of the PE gene "
+            "allows within the budget (with the smallest L1 and L2 values); no mapping of that PE count is faster:",
+            "", *lines]
+
+
 def _provenance_lines(path: Path, rows: Sequence[dict[str, str]]) -> list[str]:
     """Where the numbers come from: the file, its command, seed, budgets, commits and dates; an
     InputError when the rows are of more than one command."""
@@ -158,6 +186,7 @@ def cosearch_section(path: Path, plot: Path) -> list[str]:
               "model, realistic mode, latency (summed over the layers). Acceptance (issue 20), decided on these "
               "numbers:", ""]
     lines += [f"- {v.criterion}: **{v.status}** ({v.detail})" for v in cosearch_verdicts(rows)]
+    lines += bound_lines(rows)
     co = _cycles(next((r for r in rows if r["scheme"] == CO_SEARCH), None))
     table = []
     for r in rows:
