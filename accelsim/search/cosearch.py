@@ -199,12 +199,13 @@ class CoSearchConfig:
             raise InputError(f"--objective {self.objective}: expected one of {', '.join(COSEARCH_OBJECTIVES)}")
         if self.area_budget_mm2 is not None and not self.area_budget_mm2 > 0:
             raise InputError(f"--area-budget-mm2 must be positive, got {self.area_budget_mm2}")
-        if self.vary_layers < 0 or not 0 <= self.mutate_hw <= 1:
-            raise InputError(f"vary_layers must be at least 0 and mutate_hw in 0..1, got {self.vary_layers} "
-                             f"and {self.mutate_hw}")
-        if not 0 <= self.fill_area <= 1 or not 0 <= self.refine < 1:
-            raise InputError(f"fill_area must lie in 0..1 and refine in 0..1 (excluding 1), got {self.fill_area} "
-                             f"and {self.refine}")
+        for flag, value, valid, expected in (
+                ("--vary-layers", self.vary_layers, self.vary_layers >= 0, "at least 0"),
+                ("--mutate-hw", self.mutate_hw, 0 <= self.mutate_hw <= 1, "in 0..1"),
+                ("--fill-area", self.fill_area, 0 <= self.fill_area <= 1, "in 0..1"),
+                ("--refine", self.refine, 0 <= self.refine < 1, "in 0..1, below 1")):
+            if not valid:
+                raise InputError(f"{flag} must be {expected}, got {value}")
         if self.budget < 1 or self.population < 2:
             raise InputError("the co-search needs --budget >= 1 and --population >= 2")
 
