@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from accelsim.search.executors import Batch, InProcess
 from accelsim.search.models import ModelTask, Screened
 from accelsim.search.overlap import BATCHES_PER_WORKER, ScreenRequest, Screening, drive, run_overlapped, split
+from test_search_cli import _Interrupt, settings as cli_settings  # noqa: E402  (tests/ is on sys.path)
 
 
 def test_split_keeps_order_and_sizes():
@@ -156,12 +157,8 @@ def network(tmp_path: Path) -> Path:
 
 
 def _settings(network: Path, **kw):
-    from accelsim.search.session import SearchSettings
-
-    base = dict(hw="eyeriss_like", overrides=("pe_array.rows=4", "pe_array.cols=4"), network=str(network),
-                budget=20, max_levels=2, population=6)
-    base.update(kw)
-    return SearchSettings(**base)  # type: ignore[arg-type]
+    """test_search_cli's settings with a smaller budget and population (three layers here)."""
+    return cli_settings(network, **{"budget": 20, "population": 6, **kw})
 
 
 def _stored(out: Path) -> pd.DataFrame:
@@ -196,18 +193,6 @@ def test_overlapped_search_writes_what_one_worker_writes(network, tmp_path, mode
     run_search(s, tmp_path / "two", _Backwards())
     _same_search(tmp_path / "one", tmp_path / "two")
     assert [layer["layer"] for layer in _summary(tmp_path / "two")["layers"]] == ["conv", "fc", "dw"]
-
-
-class _Interrupt:
-    """A progress callback raising KeyboardInterrupt once ``after`` rows were scored."""
-
-    def __init__(self, after: int):
-        self.after, self.seen = after, 0
-
-    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
-        self.seen += scored
-        if self.seen >= self.after:
-            raise KeyboardInterrupt
 
 
 def test_interrupted_overlapped_search_keeps_each_started_layer_and_resumes(network, tmp_path):
