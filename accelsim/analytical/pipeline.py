@@ -283,7 +283,7 @@ class Pipeline:
         s = self.s
         drain_delay, shared = self.t.drain_delay, self.t.shared_network
         tile_writes, keep = self._tile_writes, self.keep_landed
-        landed, numbers = s.landed.times, s.landed.numbers
+        landed, record = s.landed.times, s.landed.record
         computed, drained, arrived = s.computed, s.drained, s.arrived
         noc_free, compute_free, drain_free, land_free = s.noc_free, s.compute_free, s.drain_free, s.land_free
         stall_dram, stall_noc, stall_reduction, busy, step = s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step
@@ -341,12 +341,8 @@ class Pipeline:
                 land = drain_free + landing
                 if land > land_free:
                     land_free = land
-                if keep:  # a window of the drains read-backs may still wait for (_Recent.record)
-                    landed[step] = land
-                    numbers.append(step)
-                    oldest = step - keep
-                    while numbers[0] < oldest:
-                        del landed[numbers.popleft()]
+                if keep:  # a window of the drains read-backs may still wait for
+                    record(step, land)
             step += 1
         s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
         s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
