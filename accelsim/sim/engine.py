@@ -314,9 +314,8 @@ class LayerSimulation:
             self.progress(self.count.steps_done, self.cm.steps)
 
     def clock(self) -> int:
-        """The current cycle (every delay is a whole number of cycles, so the clock is too; read
-        without SimPy's ``now`` property, as every step asks several times)."""
-        return int(self.env._now)  # noqa: SLF001
+        """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
+        return int(self.env.now)
 
     def _channel_request(self) -> simpy.resources.resource.Request:
         """Ask for the off-chip channel (by priority where it grants by priority)."""
