@@ -338,13 +338,13 @@ def test_fill_area_children_fit_the_budget_and_refine_fixes_the_hardware():
 
 
 def test_refine_and_fill_area_out_of_range_are_refused():
-    with pytest.raises(InputError, match="--fill-area must be in 0..1, got 1.5"):
+    with pytest.raises(InputError, match=r"--fill-area must lie in 0..1 \(a probability per child\), got 1.5"):
         CoSearchConfig.make(SMALL, fill_area=1.5)
-    with pytest.raises(InputError, match="--refine must be in 0..1, below 1, got 1.0"):
+    with pytest.raises(InputError, match=r"--refine must lie in 0..1, below 1 \(a share of --budget\), got 1.0"):
         CoSearchConfig.make(SMALL, refine=1.0)
-    with pytest.raises(InputError, match="--vary-layers must be at least 0, got -1"):
+    with pytest.raises(InputError, match=r"--vary-layers must be at least 0 \(.*\), got -1"):
         CoSearchConfig.make(SMALL, vary_layers=-1)
-    with pytest.raises(InputError, match="--mutate-hw must be in 0..1, got 2"):
+    with pytest.raises(InputError, match=r"--mutate-hw must lie in 0..1 \(a probability per child\), got 2"):
         CoSearchConfig.make(SMALL, mutate_hw=2.0)
 
 

@@ -86,6 +86,22 @@ COSEARCH_OBJECTIVES = ("latency", "energy", "edp", "latency-area")
 AREA_BUDGET = "area_budget"
 
 
+def rate_problems(vary_layers: float | None, mutate_hw: float | None, fill_area: float | None,
+                  refine: float | None) -> list[str]:
+    """What is wrong with the GA's settings (None: not given, nothing to check), one message each,
+    naming the option: ``--vary-layers`` at least 0, ``--mutate-hw`` and ``--fill-area`` in 0..1,
+    ``--refine`` in 0..1 below 1."""
+    checks = ((vary_layers is None or vary_layers >= 0,
+               f"--vary-layers must be at least 0 (layers varied per child, on average), got {vary_layers}"),
+              (mutate_hw is None or 0 <= mutate_hw <= 1,
+               f"--mutate-hw must lie in 0..1 (a probability per child), got {mutate_hw}"),
+              (fill_area is None or 0 <= fill_area <= 1,
+               f"--fill-area must lie in 0..1 (a probability per child), got {fill_area}"),
+              (refine is None or 0 <= refine < 1,
+               f"--refine must lie in 0..1, below 1 (a share of --budget), got {refine}"))
+    return [message for ok, message in checks if not ok]
+
+
 def parse_hw_range(text: str) -> tuple[str, tuple[int, int]]:
     """``FIELD=LOW:HIGH`` (``--hw-range``) as (field, (low, high)); InputError naming what is wrong."""
     name, _, span = text.partition("=")
@@ -199,13 +215,9 @@ class CoSearchConfig:
             raise InputError(f"--objective {self.objective}: expected one of {', '.join(COSEARCH_OBJECTIVES)}")
         if self.area_budget_mm2 is not None and not self.area_budget_mm2 > 0:
             raise InputError(f"--area-budget-mm2 must be positive, got {self.area_budget_mm2}")
-        for flag, value, valid, expected in (
-                ("--vary-layers", self.vary_layers, self.vary_layers >= 0, "at least 0"),
-                ("--mutate-hw", self.mutate_hw, 0 <= self.mutate_hw <= 1, "in 0..1"),
-                ("--fill-area", self.fill_area, 0 <= self.fill_area <= 1, "in 0..1"),
-                ("--refine", self.refine, 0 <= self.refine < 1, "in 0..1, below 1")):
-            if not valid:
-                raise InputError(f"{flag} must be {expected}, got {value}")
+        problems = rate_problems(self.vary_layers, self.mutate_hw, self.fill_area, self.refine)
+        if problems:
+            raise InputError(problems[0])
         if self.budget < 1 or self.population < 2:
             raise InputError("the co-search needs --budget >= 1 and --population >= 2")
 

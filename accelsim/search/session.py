@@ -37,7 +37,7 @@ from accelsim.mapping.ast import Directive
 from accelsim.mapping.jobs import Job, jobs_from_mapping_file
 from accelsim.mapping.timeloop_files import read_files, timeloop_job
 from accelsim.search.candidates import parse_dataflow
-from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, write_cosearch
+from accelsim.search.cosearch import COSEARCH_OBJECTIVES, CoSearchConfig, cosearch, rate_problems, write_cosearch
 from accelsim.search.evaluate import OBJECTIVES, Evaluator, columns
 from accelsim.search.genome import MAX_LEVELS, Genome
 from accelsim.search.executors import Executor
@@ -127,14 +127,8 @@ class SearchSettings:
                                           or self.fill_area is not None or self.refine is not None),
                    "--hw-range, --area-budget-mm2, --size-buffers, --vary-layers, --mutate-hw, --fill-area and "
                    "--refine belong to --co-search"),
-                  (self.vary_layers is None or self.vary_layers >= 0,
-                   f"--vary-layers must be at least 0 (layers varied per child, on average), got {self.vary_layers}"),
-                  (self.mutate_hw is None or 0 <= self.mutate_hw <= 1,
-                   f"--mutate-hw must lie in 0..1 (a probability per child), got {self.mutate_hw}"),
-                  (self.fill_area is None or 0 <= self.fill_area <= 1,
-                   f"--fill-area must lie in 0..1 (a probability per child), got {self.fill_area}"),
-                  (self.refine is None or 0 <= self.refine < 1,
-                   f"--refine must lie in 0..1, below 1 (a share of --budget), got {self.refine}"),
+                  *((False, problem) for problem in rate_problems(self.vary_layers, self.mutate_hw, self.fill_area,
+                                                                   self.refine)),
                   (not self.offchip_genes or (self.mapper in ("gamma", "random") and not self.co_search),
                    f"--offchip-genes adds genes to the genomes of --mapper gamma or random; --mapper is "
                    f"{self.mapper}{' with --co-search' if self.co_search else ''}"),
