@@ -15,6 +15,7 @@ from accelsim.hw.loader import load_hardware
 from accelsim.mapping.ast import ClusterDirective, MapDirective
 from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.styles import style_mapping
+from accelsim.search.evaluate import is_float_metric
 from accelsim.search import COLUMNS, Evaluator, Gene, Genome, InProcess, LocalProcesses, genome_from_directives
 from accelsim.workload.ops import Layer, OpType
 
@@ -262,3 +263,32 @@ def test_loop_nest_candidates():
     with Evaluator("eyeriss_like", nest.layer) as ev:
         row = ev.evaluate([replace(nest, entries=tuple(entries))]).iloc[0]
     assert (row.status, row.reason) == ("illegal", "coverage") and "factors of R" in row.message
+
+
+def _frame_row_by_row(rows: list[dict], ev: Evaluator) -> pd.DataFrame:
+    """The frame as it was built before it was built column by column: from the rows, then each
+    metric column converted (the reference for the test below)."""
+    frame = pd.DataFrame(rows, columns=list(ev.columns))
+    for column in ev.metric_columns:
+        frame[column] = frame[column].astype("float64" if is_float_metric(column) else "Int64")
+    frame["new"] = frame["new"].astype(bool)
+    return frame
+
+
+@pytest.mark.parametrize("overrides", [(), ("inner_levels=[{name: RF, instances: per_pe, size_bytes: 64}]",)])
+@pytest.mark.parametrize("which", ["mixed", "ok only", "illegal only", "none"])
+def test_frame_is_the_rows_frame(overrides, which):
+    """evaluate() builds its frame column by column (Evaluator._frame); it equals, values and dtypes, the frame
+    pandas builds from the same rows (ok rows with every reason and message missing: an object
+    column; illegal rows: every metric missing; a design with register files: their columns;
+    an empty frame)."""
+    hw = load_hardware("eyeriss_like", overrides)
+    good = [GOOD, [s(1, 1, "K"), t(2, 2, "C"), t(3, 1, "Y"), t(3, 1, "X")]]
+    bad = [BAD[reason][2] for reason in ("coverage", "overlap", "gap")] + ["SpatialMap(1,1) K; Bogus(1,1) C"]
+    candidates = {"mixed": good + bad + good, "ok only": good, "illegal only": bad, "none": []}[which]
+    with Evaluator(hw, CONV) as ev:
+        rows = ev.rows(candidates)
+        frame = ev._frame(rows)  # what evaluate() returns for these rows
+    pd.testing.assert_frame_equal(frame, _frame_row_by_row(rows, ev), check_exact=True)
+    ok_rows = {"mixed": 4, "ok only": 2, "illegal only": 0, "none": 0}[which]  # GOOD's two, twice in mixed
+    assert len(frame) == len(candidates) and frame["status"].eq("ok").sum() == ok_rows

@@ -28,9 +28,10 @@ mapping as written, ``maestro``, is cached by the written directives instead.)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from math import inf, isnan
+from math import inf, isnan, nan
 from typing import Any, Self
 
+import numpy as np
 import pandas as pd
 
 from accelsim.cost_models import COST_MODELS, model_names
@@ -245,11 +246,35 @@ class Evaluator:
         return row
 
     def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
-        frame = pd.DataFrame(rows, columns=list(self.columns))
+        """``rows`` as a frame of :attr:`columns`, built column by column: the metrics typed at
+        once (floats, or nullable integers: None for a row that is not ``ok``), the others as
+        pandas infers them from the values (as it would from the rows)."""
+        if not rows:
+            frame = pd.DataFrame([], columns=list(self.columns))
+            for column in self.metric_columns:
+                frame[column] = frame[column].astype("float64" if is_float_metric(column) else "Int64")
+            frame["new"] = frame["new"].astype(bool)
+            return frame
+        data: dict[str, Any] = {column: [row[column] for row in rows] for column in self.columns}
         for column in self.metric_columns:
-            frame[column] = frame[column].astype("float64" if is_float_metric(column) else "Int64")
-        frame["new"] = frame["new"].astype(bool)
-        return frame
+            data[column] = (_floats(data[column]) if is_float_metric(column) else _integers(data[column]))
+        data["new"] = np.array(data["new"], dtype=bool)
+        return pd.DataFrame(data, columns=list(self.columns))
+
+
+def _floats(values: list[Any]) -> np.ndarray:
+    """A float column's values (None: NaN) as float64."""
+    return np.array([nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _integers(values: list[Any]) -> pd.api.extensions.ExtensionArray:
+    """A count column's values (None: missing) as pandas' nullable Int64, read exactly (no detour
+    through floats); values that are not all integers go through pandas' own checked conversion."""
+    missing = np.array([v is None for v in values], dtype=bool)
+    data = np.array([0 if v is None else v for v in values])
+    if data.dtype.kind != "i":
+        return pd.array(values, dtype="Int64")
+    return pd.arrays.IntegerArray(data.astype(np.int64), missing)
 
 
 def _plain(value: Any) -> Any:
