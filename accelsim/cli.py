@@ -24,7 +24,7 @@ import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, TypeVar
 
@@ -1420,48 +1420,78 @@ def _check_search_memory(budget: int, limit: Budget) -> None:
                             f"fits) or pass --max-memory {ceil_size(need)} if the machine has it")
 
 
+HEARTBEAT_LAYERS = 4  # layers in flight a search's heartbeat names (the others are counted)
+
+
 def _heartbeat_seconds() -> float:
     """Seconds between progress lines without a terminal (``ACCELSIM_HEARTBEAT_SECONDS``, default 30)."""
     return float(os.environ.get("ACCELSIM_HEARTBEAT_SECONDS", "30") or 30)
+
+
+@dataclass
+class _LayerBeat:
+    """A layer in flight, as the heartbeat sees it: new rows scored, best cost so far, when it
+    started (monotonic seconds)."""
+
+    scored: int = 0
+    best: float | None = None
+    start: float = field(default_factory=time.monotonic)
 
 
 class _SearchHeartbeat:
     """Without a terminal: a line on stderr every ``every`` seconds while a search runs, naming
     the layer, what it has scored and its best, also when nothing was scored meanwhile (the
     exhaustive mapper may walk millions of genomes that its pruning discards before any model
-    runs); called with each batch's new rows (0 when a layer starts)."""
+    runs); with several layers in flight (several workers), every one of them in network order
+    with its new rows of ``budget`` (the first :data:`HEARTBEAT_LAYERS` named, the rest counted).
+    Called with each batch's new rows (0 when a layer starts; ``done`` when it ends)."""
 
-    def __init__(self, objective: str, every: float):
-        self.objective, self.every = objective, every
+    def __init__(self, objective: str, every: float, budget: int):
+        self.objective, self.every, self.budget = objective, every, budget
         self.lock = threading.Lock()
-        self.layer, self.layer_scored, self.total, self.last_shown = "", 0, 0, 0
-        self.best: float | None = None
-        self.layer_start = time.monotonic()
+        self.flight: dict[str, _LayerBeat] = {}  # the layers in flight, in the order started
+        self.total, self.last_shown = 0, 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="accelsim-heartbeat", daemon=True)
         self.thread.start()
 
-    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
+    def __call__(self, scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
         with self.lock:
-            if scored == 0 and layer and layer != self.layer:
-                self.layer, self.layer_scored, self.best = layer, 0, None
-                self.layer_start = time.monotonic()
-            self.layer_scored += scored
             self.total += scored
-            self.best = best if best is not None else self.best
+            if not layer:
+                return
+            if done:
+                self.flight.pop(layer, None)
+                return
+            beat = self.flight.setdefault(layer, _LayerBeat())
+            beat.scored += scored
+            beat.best = best if best is not None else beat.best
+
+    def line(self) -> str:
+        """The status line now (and the count it was last shown at moves on)."""
+        with self.lock:
+            quiet = self.total == self.last_shown
+            self.last_shown = self.total
+            layers = list(self.flight.items())
+            if not layers:
+                return f"accelsim: search: no layer in flight ({self.total:,} candidates scored in all)"
+            idle = (f"; none in the last {format_seconds(self.every)}: the mapper{' is' if len(layers) == 1 else 's are'} "
+                    f"still proposing candidates {'its' if len(layers) == 1 else 'their'} pruning discards before "
+                    "scoring") if quiet else ""
+            if len(layers) == 1:
+                name, beat = layers[0]
+                shown = f", best {self.objective} {beat.best:,.4g}" if beat.best is not None else ""
+                return (f"accelsim: search: layer {printable(name)}: {beat.scored:,} candidates scored{shown}, "
+                        f"{format_seconds(time.monotonic() - beat.start)} on it ({self.total:,} in all){idle}")
+            named = ", ".join(f"{printable(name)} ({beat.scored:,}/{self.budget:,})"
+                              for name, beat in layers[:HEARTBEAT_LAYERS])
+            more = f" and {len(layers) - HEARTBEAT_LAYERS} more" if len(layers) > HEARTBEAT_LAYERS else ""
+            return (f"accelsim: search: {len(layers)} layers at once, {named}{more}; {self.total:,} candidates "
+                    f"scored in all{idle}")
 
     def _beat(self) -> None:
         while not self.done.wait(self.every):
-            with self.lock:
-                shown = f", best {self.objective} {self.best:,.4g}" if self.best is not None else ""
-                idle = ("" if self.total > self.last_shown else
-                        f"; none in the last {format_seconds(self.every)}: the mapper is still proposing candidates "
-                        "its pruning discards before scoring")
-                self.last_shown = self.total
-                line = (f"accelsim: search: layer {printable(self.layer)}: {self.layer_scored:,} candidates scored"
-                        f"{shown}, {format_seconds(time.monotonic() - self.layer_start)} on it ({self.total:,} in "
-                        f"all){idle}")
-            click.echo(line, err=True)
+            click.echo(self.line(), err=True)
 
     def close(self) -> None:
         self.done.set()
@@ -1478,7 +1508,7 @@ def _search_bar(progress: bool | None, settings):
         yield None
         return
     if style == "lines":
-        heartbeat = _SearchHeartbeat(settings.objective, _heartbeat_seconds())
+        heartbeat = _SearchHeartbeat(settings.objective, _heartbeat_seconds(), settings.budget)
         try:
             yield heartbeat
         finally:
@@ -1487,8 +1517,8 @@ def _search_bar(progress: bool | None, settings):
     from tqdm import tqdm
 
     with tqdm(unit="cand", file=sys.stderr, desc="search") as bar:
-        def advance(scored: int, best: float | None, layer: str = "") -> None:
-            if scored == 0 and layer:
+        def advance(scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
+            if scored == 0 and layer and not done:
                 bar.set_description_str(f"search {printable(layer)}")
             bar.update(scored)
             if best is not None:

@@ -313,7 +313,7 @@ def test_heartbeat_names_the_layer_and_beats_while_nothing_is_scored(capsys):
     count; the lines after the scoring say that nothing was scored meanwhile."""
     from accelsim.cli import _SearchHeartbeat
 
-    beat = _SearchHeartbeat("latency", 0.05)
+    beat = _SearchHeartbeat("latency", 0.05, 400)
     beat(0, None, "conv_a")
     beat(3, 1234.0, "conv_a")
     time.sleep(0.3)
@@ -323,6 +323,39 @@ def test_heartbeat_names_the_layer_and_beats_while_nothing_is_scored(capsys):
     assert all(line.startswith("accelsim: search: layer conv_a: 3 candidates scored, best latency 1,234, ")
                for line in lines)
     assert "none in the last" not in lines[0] and all("none in the last" in line for line in lines[1:])
+
+
+def test_heartbeat_names_every_layer_in_flight_in_network_order():
+    """Several workers search several layers at once: the line names each layer in flight in the
+    order started, with its new rows of the budget (400); a layer that ends leaves the line;
+    beyond four, the rest are counted; with one left, the one-layer line; with none, a line
+    saying so. Totals: 120 + 40 + 7 = 167, then 2 x 5 = 10 more."""
+    from accelsim.cli import _SearchHeartbeat
+
+    beat = _SearchHeartbeat("latency", 3600, 400)  # lines asked for here, not by its thread
+    try:
+        for layer in ("L3", "L8", "L13"):
+            beat(0, None, layer)
+        beat(120, 9.0, "L3")
+        beat(40, 7.0, "L8")
+        beat(7, 5.0, "L13")
+        assert beat.line() == "accelsim: search: 3 layers at once, L3 (120/400), L8 (40/400), L13 (7/400); 167 candidates scored in all"
+        assert beat.line().endswith("; 167 candidates scored in all; none in the last 60 min: the mappers are still "
+                                    "proposing candidates their pruning discards before scoring")
+        beat(0, None, "L8", done=True)
+        for layer in ("L14", "L15", "L16"):
+            beat(0, None, layer)
+        beat(5, None, "L14")
+        beat(5, None, "L15")
+        assert beat.line() == ("accelsim: search: 5 layers at once, L3 (120/400), L13 (7/400), L14 (5/400), "
+                               "L15 (5/400) and 1 more; 177 candidates scored in all")
+        for layer in ("L3", "L14", "L15", "L16"):
+            beat(0, None, layer, done=True)
+        assert beat.line().startswith("accelsim: search: layer L13: 7 candidates scored, best latency 5, ")
+        beat(0, None, "L13", done=True)
+        assert beat.line() == "accelsim: search: no layer in flight (177 candidates scored in all)"
+    finally:
+        beat.close()
 
 
 def test_search_says_which_named_style_it_beat_and_reads_loop_nest_files(tmp_path):

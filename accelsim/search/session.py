@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -58,7 +58,14 @@ MAPPERS = ("gamma", "random", "exhaustive", "marvel", *NEVERGRAD_MAPPERS)
 TWO_STAGE = "two-stage"
 SCREEN = "analytical"
 
-Progress = Callable[[int, float | None, str], None]  # (new rows scored, best cost so far, layer); 0 rows: it starts
+
+class Progress(Protocol):
+    """Told how a search goes: ``scored`` new rows of ``layer`` and the layer's best cost so far;
+    0 rows (``done`` False): the layer's search starts; ``done``: it has ended (several layers may
+    be in flight at once, see :func:`accelsim.search.overlap.run_overlapped`)."""
+
+    def __call__(self, scored: int, best: float | None, layer: str, done: bool = False) -> None:
+        ...
 
 
 def search_models() -> tuple[str, ...]:
@@ -337,6 +344,8 @@ def _layer_steps(settings: SearchSettings, hw: HardwareSpec, layer: Layer, mine:
              "styles": styles, "screen_best_cost": found.best["cost"] if found.best is not None else None,
              "simulate": _simulate_command(settings, directory, layer, best)}
     job = Job(layer, parse_dataflow(best["dataflow"], layer), "search") if best is not None else None
+    if progress is not None:
+        progress(0, None, layer.name, done=True)
     return _LayerDone(entry, job, found.frame.assign(sample=range(len(found.frame))))
 
 
