@@ -83,7 +83,7 @@ class _Interrupt:
     def __init__(self, after: int):
         self.after, self.seen = after, 0
 
-    def __call__(self, scored: int, best: float | None, layer: str = "") -> None:
+    def __call__(self, scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
         self.seen += scored
         if self.seen >= self.after:
             raise KeyboardInterrupt
