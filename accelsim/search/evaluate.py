@@ -180,6 +180,8 @@ class Evaluator:
         """Take rows of an earlier run of the same layer, model, mode (e.g. a resumed search's
         ``candidates.parquet``) as already scored: they are not scored again, and still count as
         new the first time they are asked for."""
+        if frame.empty:  # a search started afresh: nothing to take (to_dict costs ms even then)
+            return
         for record in frame.to_dict("records"):
             if (record["model"], record["mode"]) != (self.model, self.task.mode):
                 raise ValueError(f"cannot preload {record['model']}/{record['mode']} rows into a "

@@ -223,7 +223,7 @@ def _mutate_tile(space: SearchSpace, rng: random.Random, g: Genome) -> Genome:
     if i == -2:
         block = list(g.offchip)
         dim = block[j].dim
-        block[j] = Gene(dim, rng.choice(space.tile_options(dim, space.layer.loop_nest().dims[dim])))
+        block[j] = Gene(dim, rng.choice(space.tile_options(dim, space.sizes[dim])))
         return replace(g, offchip=tuple(block))
     parent = space.parents(g)[i]
     genes = list(g.levels[i])

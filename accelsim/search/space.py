@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from accelsim.search.genome import MAX_LEVELS, Gene, Genome
 from accelsim.workload.ops import Layer
@@ -74,9 +75,15 @@ class SearchSpace:
         return cls(layer, num_pes, {d: default_sizes(n) for d, n in dims.items()}, clusters, spatial,
                    min_levels, max_levels, offchip)
 
+    @cached_property
+    def sizes(self) -> Mapping[str, int]:
+        """Each dimension's size (the layer's loop nest, lowered once: the mappers ask for it
+        with every genome they vary); read it, copy it to change it."""
+        return dict(self.layer.loop_nest().dims)
+
     @property
     def dims(self) -> tuple[str, ...]:
-        return tuple(self.layer.loop_nest().dims)
+        return tuple(self.sizes)
 
     def tile_options(self, dim: str, parent: int) -> tuple[int, ...]:
         """Tile sizes of ``dim`` allowed under a parent tile of ``parent``."""
@@ -107,7 +114,7 @@ class SearchSpace:
     def random_genome(self, rng: random.Random, levels: int | None = None) -> Genome:
         """A genome of ``levels`` levels (default: a random count in the space's range)."""
         count = levels if levels is not None else rng.randint(self.min_levels, self.max_levels)
-        parent = dict(self.layer.loop_nest().dims)
+        parent = dict(self.sizes)
         offchip = self.random_offchip(rng) if self.offchip else ()
         parent.update({g.dim: g.tile for g in offchip})
         outer = self.num_pes
@@ -126,7 +133,7 @@ class SearchSpace:
 
     def random_offchip(self, rng: random.Random) -> tuple[Gene, ...]:
         """An off-chip block: every dimension in a random order, each a random tile."""
-        dims = self.layer.loop_nest().dims
+        dims = self.sizes
         order = list(self.dims)
         rng.shuffle(order)
         return tuple(Gene(d, rng.choice(self.tile_options(d, dims[d]))) for d in order)
@@ -137,7 +144,7 @@ class SearchSpace:
         every cluster to the largest allowed size under the one above (used after crossover and
         mutation change a parent); an off-chip block's tiles under the layer's sizes, its PE count
         the array's."""
-        parent = dict(self.layer.loop_nest().dims)
+        parent = dict(self.sizes)
         offchip = tuple(self._clipped(g, parent) for g in genome.offchip)
         parent.update({g.dim: g.tile for g in offchip})
         outer = self.num_pes
