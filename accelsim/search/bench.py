@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 import time
 from collections.abc import Hashable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -41,6 +43,7 @@ from accelsim.search.models import ModelTask, Screened
 from accelsim.search.overlap import drive, run_overlapped
 from accelsim.search.replay import VirtualWorkers
 from accelsim.search.run import LayerSearch, search_steps, top_k
+from accelsim.search.session import SearchSettings, run_search
 from accelsim.search.space import SearchSpace
 from accelsim.workload.tables import load_network
 
@@ -48,6 +51,7 @@ QUICK_LAYERS = ("L3_Bottleneck4_3_2", "L8_CONV2_2_2", "L13_CONV5_1_3")
 RERANK_K = 10
 SEARCH_BATCH = 50  # candidates per ask, as GAMMA's default population
 PROJECTED_WORKERS = (2, 4, 8, 16)
+SESSION_BUDGET = 200  # schedules a layer of the projected accelsim search
 _SAME = [c for c in COLUMNS if c != "wall_seconds"]
 
 
@@ -204,6 +208,7 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
         yield line
     yield from _dask(work, n, one_wall, one, cores)
     yield from _projection(work)
+    yield from _search_projection(quick)
     yield from _rerank(one)
     yield f"load average after: {os.getloadavg()[0]:.1f}"
 
@@ -249,6 +254,28 @@ def _projection(work: list[tuple]) -> Iterator[str]:
                         f"parent {100 * virtual.parent_seconds / virtual.now:.0f}%)")
         yield (f"projected on {workers} idle workers (each candidate's cost measured here, transfers free): "
                f"layers one after another {line[0]}, layers overlapped {line[1]}")
+
+
+def _search_projection(quick: bool) -> Iterator[str]:
+    """``accelsim search`` itself (GAMMA, ``SESSION_BUDGET`` schedules a layer, the named styles
+    first, ``candidates.parquet`` written as it goes) on 1, then 2-16 virtual idle workers: the
+    parent's share with a real mapper and the output directory's writing, which the listed
+    scenario above leaves out."""
+    settings = SearchSettings("eyeriss_like", network="marvel15", budget=SESSION_BUDGET,
+                              layer=QUICK_LAYERS[1] if quick else None)
+    costs: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        one = VirtualWorkers(1, costs)
+        run_search(settings, Path(tmp) / "one", one)
+        line = []
+        for workers in PROJECTED_WORKERS:
+            virtual = VirtualWorkers(workers, costs)
+            run_search(settings, Path(tmp) / f"w{workers}", virtual)
+            line.append(f"{one.now / virtual.now:.2f}x (workers busy "
+                        f"{100 * virtual.busy_seconds / (workers * virtual.now):.0f}%, parent "
+                        f"{100 * virtual.parent_seconds / virtual.now:.0f}%)")
+    yield (f"accelsim search, gamma, {SESSION_BUDGET} schedules of each of {'1 layer' if quick else '15 layers'}, "
+           f"projected on {' / '.join(map(str, PROJECTED_WORKERS))} idle workers: {' / '.join(line)}")
 
 
 def _rerank(screened: pd.DataFrame) -> Iterator[str]:

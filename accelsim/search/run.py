@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from math import isnan
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from accelsim.search.candidates import Candidate
@@ -48,11 +49,13 @@ class LayerSearch:
 
 
 def best_row(frame: pd.DataFrame) -> dict[str, Any] | None:
-    """The ``ok`` row of least cost, the earliest on ties; None without one."""
-    ok = frame[frame["status"] == "ok"]
-    if ok.empty:
+    """The ``ok`` row of least cost, the earliest on ties; None without one. (Only that row is
+    taken from the frame: the search's parent asks with every batch that improves a layer.)"""
+    legal = np.flatnonzero(frame["status"].to_numpy() == "ok")
+    if not len(legal):
         return None
-    return {str(column): value for column, value in ok.iloc[ok["cost"].argmin()].items()}
+    best = legal[pd.Series(frame["cost"].to_numpy()[legal]).argmin()]
+    return {str(column): value for column, value in frame.iloc[best].items()}
 
 
 def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None,

@@ -86,8 +86,16 @@ class SearchSpace:
         return tuple(self.sizes)
 
     def tile_options(self, dim: str, parent: int) -> tuple[int, ...]:
-        """Tile sizes of ``dim`` allowed under a parent tile of ``parent``."""
-        return tuple(t for t in self.tiles[dim] if t <= parent)
+        """Tile sizes of ``dim`` allowed under a parent tile of ``parent`` (each answer kept: a
+        mapper asks again for every gene it varies or repairs)."""
+        key = (dim, parent)
+        if key not in self._tile_options:
+            self._tile_options[key] = tuple(t for t in self.tiles[dim] if t <= parent)
+        return self._tile_options[key]
+
+    @cached_property
+    def _tile_options(self) -> dict[tuple[str, int], tuple[int, ...]]:
+        return {}
 
     def cluster_options(self, outer: int) -> tuple[int, ...]:
         """Cluster sizes allowed inside a level whose sub-units hold ``outer`` PEs each (the
