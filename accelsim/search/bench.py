@@ -20,7 +20,10 @@ Last, the projection: the same searches on 2, 4, 8 and 16 *virtual* idle workers
 (:mod:`accelsim.search.replay`: each candidate's cost measured once, alone, in this process; the
 parent's own time counted), once with the layers one after another, each request waited for as a
 whole (how searches ran before the layers overlapped), once overlapped as now: the speed-up the
-scheduling allows where the cores are idle, whatever this machine has.
+scheduling allows where the cores are idle, whatever this machine has. Then ``accelsim search``
+itself (:func:`accelsim.search.session.run_search`: GAMMA, the named styles, ``candidates.parquet``
+written as it goes) projected the same way, where the parent also runs the mapper and writes
+the output directory.
 """
 
 from __future__ import annotations
@@ -274,7 +277,7 @@ def _search_projection(quick: bool) -> Iterator[str]:
             line.append(f"{one.now / virtual.now:.2f}x (workers busy "
                         f"{100 * virtual.busy_seconds / (workers * virtual.now):.0f}%, parent "
                         f"{100 * virtual.parent_seconds / virtual.now:.0f}%)")
-    yield (f"accelsim search, gamma, {SESSION_BUDGET} schedules of each of {'1 layer' if quick else '15 layers'}, "
+    yield (f"accelsim search, gamma, {SESSION_BUDGET} schedules of {settings.layer or 'each of the 15 layers'}, "
            f"projected on {' / '.join(map(str, PROJECTED_WORKERS))} idle workers: {' / '.join(line)}")
 
 
