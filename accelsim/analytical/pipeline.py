@@ -179,10 +179,10 @@ class _State:
         self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step = values[i:i + 5]
 
     def vector(self) -> list[int]:
+        """Every event time and counter: the L2 tiles' and the DRAM channel's, then
+        :meth:`step_vector`."""
         return [self.channel_free, *self.distributed, *[w[0] for w in self.writes], self.written, self.fetched,
-                self.arrived,
-                self.noc_free, self.compute_free, *self.computed, self.drain_free, self.land_free, *self.drained,
-                self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile]
+                self.arrived, self.tile, *self.step_vector()]
 
     def load(self, values: list[int]) -> None:
         """Set the state from a :meth:`vector` of the same shape."""
@@ -192,15 +192,8 @@ class _State:
         for w in self.writes:
             w[0] = values[i]
             i += 1
-        self.written, self.fetched, self.arrived, self.noc_free, self.compute_free = values[i:i + 5]
-        i += 5
-        self.computed = values[i:i + len(self.computed)]
-        i += len(self.computed)
-        self.drain_free, self.land_free = values[i:i + 2]
-        i += 2
-        self.drained = values[i:i + len(self.drained)]
-        i += len(self.drained)
-        (self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step, self.tile) = values[i:i + 6]
+        self.written, self.fetched, self.arrived, self.tile = values[i:i + 4]
+        self.load_steps(values[i + 4:])
 
 
 class Pipeline:
@@ -356,9 +349,9 @@ class Pipeline:
         for body, times, steps_only in parts:
             last = merged[-1] if merged else None
             if isinstance(body, list) and times == 1 and last and isinstance(last[0], list) and last[1] == 1:
-                merged[-1] = (last[0] + body, 1, True)
+                last[0].extend(body)  # the merged list is this method's own copy (below)
             else:
-                merged.append((body, times, steps_only))
+                merged.append((list(body) if isinstance(body, list) else body, times, steps_only))
         runs = [(partial(self._steps, body) if isinstance(body, list) else body, times, steps_only)
                 for body, times, steps_only in merged]
         if len(runs) == 1 and runs[0][1] == 1:
