@@ -231,6 +231,20 @@ def test_refusals_about_the_output_directory(network, tmp_path):
     assert unreachable.exit_code == 2 and "cannot reach the Dask scheduler" in unreachable.stderr
 
 
+def test_search_on_a_dask_scheduler_address_scores_the_same_rows(network, tmp_path):
+    """``--scheduler ADDR`` connects a client of its own (not the default one) and scores the same
+    rows as one local worker. It once failed with "No clients found": waiting for batches looked
+    for a default client, which only a caller's own ``distributed.Client`` made."""
+    distributed = pytest.importorskip("distributed")
+    common = [*HW, "--network", str(network), "--budget", "20", "--max-levels", "2", "--no-progress"]
+    assert run(*common, "--out", str(tmp_path / "local")).exit_code == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        result = CliRunner().invoke(main, ["search", *common, "--scheduler", cluster.scheduler_address,
+                                           "--out", str(tmp_path / "dask")])
+    assert result.exit_code == 0, result.output
+    assert stored(tmp_path / "local")[SAME].equals(stored(tmp_path / "dask")[SAME])
+
+
 def test_search_from_a_mapping_file(tmp_path):
     """--mapping takes the layers of a .m file."""
     path = tmp_path / "one.m"

@@ -179,7 +179,9 @@ class DaskExecutor:
         self.workers = max(1, sum(self._client.nthreads().values()))
         self._contexts: dict[int, tuple[ModelTask, Any]] = {}  # id(task) -> the task, its scattered future
         self._tags: dict[Any, Hashable] = {}  # future -> tag, of batches submitted and not returned
-        self._finished = distributed.as_completed()
+        # on the client's own loop: the client is not made the default one, so as_completed must
+        # not look for a default client (it raises "No clients found" without one)
+        self._finished = distributed.as_completed(loop=self._client.loop)
 
     def _context(self, task: ModelTask) -> Any:
         """``task`` on the workers: scattered to every worker the first time (a few kB each), then
