@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from accelsim.cli import main
+from accelsim.search import outdir
 from accelsim.search.executors import InProcess
 from accelsim.search.session import SearchSettings, run_search
 
@@ -125,10 +126,12 @@ def test_resume_of_a_search_saved_before_a_setting_existed(network, tmp_path):
         run_search(dataclasses.replace(s, mapper="exhaustive", unique_reuse=True), out, InProcess(), resume=True)
 
 
-def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path):
+def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path, monkeypatch):
     """A part file deleted from a finished search: --resume numbers its new parts after the
     highest left (none is overwritten) and scores the deleted part's candidates again, so the
-    rows equal the whole run's; a part left empty (a crash, a full disk) is refused naming it."""
+    rows equal the whole run's; a part left empty (a crash, a full disk) is refused naming it.
+    (Parts of at most about 15 rows, so that each layer leaves several.)"""
+    monkeypatch.setattr(outdir, "FLUSH_ROWS", 15)
     out = tmp_path / "out"
     s = settings(network, budget=30)
     run_search(s, out, InProcess())
@@ -145,6 +148,105 @@ def test_resume_after_a_part_was_deleted_scores_its_rows_again(network, tmp_path
     parts[0].write_bytes(b"")
     with pytest.raises(Exception, match=r"part-000000.parquet: not a whole part of a search's candidates"):
         run_search(s, out, InProcess(), resume=True)
+
+
+class _Appends:
+    """Counts and keeps the frames a search appends to its directory (``SearchDir.append``)."""
+
+    def __init__(self, monkeypatch):
+        self.frames: list[pd.DataFrame] = []
+        append = outdir.SearchDir.append
+
+        def spy(directory: outdir.SearchDir, frame: pd.DataFrame) -> None:
+            self.frames.append(frame.copy())
+            append(directory, frame)
+
+        monkeypatch.setattr(outdir.SearchDir, "append", spy)
+
+
+def _parts(out: Path) -> list[Path]:
+    return sorted((out / "candidates.parquet").glob("part-*.parquet"))
+
+
+def test_parts_are_fewer_than_batches_and_hold_the_same_rows(network, tmp_path, monkeypatch):
+    """Rows are held and written together: a two-stage search of 2 layers appends a frame per
+    batch (more than 10) and, each layer taking well under FLUSH_SECONDS here, writes one part per
+    layer. Read back, the rows equal those written one part per batch (FLUSH_ROWS 0: every
+    append written at once, as before parts were buffered) in values, dtypes and order (wall
+    times aside), and equal the appended frames' rows in order."""
+    s = settings(network, model="two-stage", top_k=3, budget=120)
+    appends = _Appends(monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(outdir, "FLUSH_ROWS", 0)
+        run_search(s, tmp_path / "each", InProcess())
+    batches = len(appends.frames)
+    run_search(s, tmp_path / "held", InProcess())
+    assert len(_parts(tmp_path / "each")) == batches == len(appends.frames) - batches > 10
+    assert len(_parts(tmp_path / "held")) == 2  # a part per layer: each is written before the layer's summary
+    each = pd.read_parquet(tmp_path / "each" / "candidates.parquet").drop(columns="wall_seconds")
+    held = pd.read_parquet(tmp_path / "held" / "candidates.parquet").drop(columns="wall_seconds")
+    assert held.equals(each) and (held.dtypes == each.dtypes).all()
+    appended = pd.concat(appends.frames[batches:], ignore_index=True)
+    assert held[["layer", "model", "key", "sample"]].equals(appended[["layer", "model", "key", "sample"]])
+
+
+def test_search_dir_writes_a_part_at_the_row_cap_the_interval_and_close(tmp_path):
+    """SearchDir.append holds rows: with an hour's interval, 3 rows then 3 more (6 > the cap of
+    5) are written as one part of 6; 2 more are held until close writes them. With a zero
+    interval every append is a part. Parts are numbered on, read back in order."""
+    frame = pd.DataFrame({"layer": ["a"] * 8, "sample": range(8)})
+    with outdir.SearchDir(tmp_path / "d", {}, False, columns=("layer", "sample"), flush_seconds=3600,
+                          flush_rows=5) as directory:
+        directory.append(frame[:3])
+        assert _parts(tmp_path / "d") == []
+        directory.append(frame[3:6])
+        assert [len(pd.read_parquet(p)) for p in _parts(tmp_path / "d")] == [6]
+        directory.append(frame[6:])
+        assert len(_parts(tmp_path / "d")) == 1
+    assert [p.name for p in _parts(tmp_path / "d")] == ["part-000000.parquet", "part-000001.parquet"]
+    with outdir.SearchDir(tmp_path / "d", {}, True, columns=("layer", "sample"), flush_seconds=0) as directory:
+        assert directory.stored()["sample"].tolist() == list(range(8))
+        directory.append(frame[:1])
+        directory.append(frame[1:2])
+        assert len(_parts(tmp_path / "d")) == 4
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
+def test_rows_are_on_disk_when_the_summary_names_their_layer(network, tmp_path, monkeypatch, stop):
+    """With no part written on time (FLUSH_SECONDS an hour): whenever summary.json is written,
+    every layer it names has its rows on disk (the finished layer when it finishes, the layer
+    stopped in as ``interrupted``); a search stopped by Ctrl-C or failing leaves every row it
+    appended on disk; --resume then ends with the uninterrupted search's rows."""
+    monkeypatch.setattr(outdir, "FLUSH_SECONDS", 3600.0)
+    s = settings(network)
+    whole = tmp_path / "whole"
+    run_search(s, whole, InProcess())
+    out = tmp_path / "out"
+    checked: list[str] = []
+    write_summary = outdir.SearchDir.write_summary
+
+    def check(directory: outdir.SearchDir, summary: dict) -> Path:
+        rows = stored(out)
+        for layer in summary["layers"]:
+            assert (rows["layer"] == layer["layer"]).sum() == layer["scored"], layer
+            checked.append(layer.get("stopped", ""))
+        return write_summary(directory, summary)
+
+    monkeypatch.setattr(outdir.SearchDir, "write_summary", check)
+    appends = _Appends(monkeypatch)
+
+    class Stop(_Interrupt):
+        def __call__(self, scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
+            self.seen += scored
+            if self.seen >= self.after:
+                raise stop
+
+    with pytest.raises(stop):
+        run_search(s, out, InProcess(), progress=Stop(80))
+    assert len(stored(out)) == sum(len(f) for f in appends.frames) >= 80
+    assert ("interrupted" in checked) == (stop is KeyboardInterrupt) and checked[0] != "interrupted"
+    run_search(s, out, InProcess(), resume=True)
+    assert stored(out)[SAME].equals(stored(whole)[SAME])
 
 
 @pytest.mark.slow

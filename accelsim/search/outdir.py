@@ -1,12 +1,25 @@
 """A search's output directory: what was asked, every candidate scored, the best mappings.
 
 ``DIR/search.json``      the settings (a resumed search must be asked the same)
-``DIR/candidates.parquet``  a Parquet dataset (a directory of part files, one per batch, written
-                         as the search runs; ``pandas.read_parquet`` reads it whole): one row per
-                         (layer, model, schedule), with ``sample``, its order within the layer
+``DIR/candidates.parquet``  a Parquet dataset (a directory of part files written as the search
+                         runs, one per :data:`FLUSH_SECONDS` of scoring, see below;
+                         ``pandas.read_parquet`` reads it whole): one row per (layer, model,
+                         schedule), with ``sample``, its order within the layer
 ``DIR/best.m``           the best mapping of every layer searched so far (MAESTRO format)
 ``DIR/summary.json``     per layer: counts, the best row, the mapper's facts, two-stage fidelity
 ``DIR/convergence.png``  best cost so far against candidates scored, per layer
+
+Rows appended are held in memory and written together as one part file (converting and writing
+a part costs milliseconds whatever its size, which with many workers kept the parent process
+busy when every batch was a part). A part is written when rows are appended
+:data:`FLUSH_SECONDS` or more after the last part was written (or the directory opened), when
+more than :data:`FLUSH_ROWS` rows are held, before ``summary.json`` or ``best.m`` is written (so
+neither names a layer whose rows are not on disk), and when the directory is closed, however the
+search ends (done, Ctrl-C, SIGTERM, ``--max-seconds``, an error). A hard kill (SIGKILL, a crash
+of the machine) loses the rows held: those that reached the parent within :data:`FLUSH_SECONDS`
+after the last part was written, never more than :data:`FLUSH_ROWS` (they may wait longer than
+that in memory when no further batch comes back); ``--resume`` scores them again, as it does a
+deleted part's.
 
 Part files are written to a hidden name and renamed, so an interrupted search leaves only
 whole parts behind; new parts are numbered after the highest there, so a resumed search never
@@ -19,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
@@ -31,6 +45,11 @@ from accelsim.mapping.maestro_format import write_maestro
 from accelsim.search.evaluate import COLUMNS, STATUS_COLUMNS, is_float_metric
 
 SETTINGS = "search.json"
+# a part file is written when rows are appended this many seconds (wall time) after the last one
+# was: a hard kill loses at most the rows that came back in that time
+FLUSH_SECONDS = 2.0
+# ... or when more rows than this are held (about 3 MB in memory)
+FLUSH_ROWS = 5000
 _PART = re.compile(r"part-(\d+)\.parquet")
 CANDIDATES = "candidates.parquet"
 STORED_COLUMNS = tuple(c for c in COLUMNS if c != "new") + ("sample",)  # on a design without register files
@@ -62,10 +81,13 @@ class SearchDir:
     """The output directory of one search (created, or reopened with ``resume``)."""
 
     def __init__(self, path: Path, settings: dict[str, Any], resume: bool,
-                 defaults: dict[str, Any] | None = None, columns: Sequence[str] = STORED_COLUMNS):
+                 defaults: dict[str, Any] | None = None, columns: Sequence[str] = STORED_COLUMNS,
+                 flush_seconds: float | None = None, flush_rows: int | None = None):
         """``defaults``: the value a setting had before it existed; a search saved by an older
         accelsim, whose settings lack it, resumes when the setting is still at that value.
-        ``columns``: the columns stored (:func:`stored_columns` of the evaluators' columns)."""
+        ``columns``: the columns stored (:func:`stored_columns` of the evaluators' columns).
+        ``flush_seconds``, ``flush_rows``: when :meth:`append` writes a part (None:
+        :data:`FLUSH_SECONDS`, :data:`FLUSH_ROWS`)."""
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -105,6 +127,11 @@ class SearchDir:
             _write_text(saved, json.dumps(settings, indent=2))
         (path / CANDIDATES).mkdir(exist_ok=True)
         self._parts = max(_part_files(path / CANDIDATES), default=-1) + 1  # the next part's number
+        self.flush_seconds = FLUSH_SECONDS if flush_seconds is None else flush_seconds
+        self.flush_rows = FLUSH_ROWS if flush_rows is None else flush_rows
+        self._held: list[pd.DataFrame] = []  # rows appended and not yet written, in order
+        self._held_rows = 0
+        self._written = time.monotonic()  # when the last part was written (the directory opened)
 
     def __enter__(self) -> Self:
         return self
@@ -113,8 +140,11 @@ class SearchDir:
         self.close()
 
     def close(self) -> None:
-        """Release the directory (another search may then resume it)."""
-        self._lock.close()
+        """Write the rows held, then release the directory (another search may then resume it)."""
+        try:
+            self.flush()
+        finally:
+            self._lock.close()
 
     def stored(self) -> pd.DataFrame:
         """Every row saved so far (empty, with the stored columns, when none)."""
@@ -141,13 +171,30 @@ class SearchDir:
         return pa.concat_tables(tables).to_pandas()
 
     def append(self, frame: pd.DataFrame) -> None:
-        """Save rows as one more part file."""
+        """Save rows (a frame with at least the stored columns, not changed afterwards): held in
+        memory, written in the next part file (see the module docstring for when)."""
+        missing = [c for c in self.columns if c not in frame.columns]
+        if missing:
+            raise KeyError(f"the rows to save lack the column(s) {', '.join(missing)}")
+        self._held.append(frame)  # the stored columns are taken once per part: a copy costs ms
+        self._held_rows += len(frame)
+        if self._held_rows > self.flush_rows or time.monotonic() - self._written >= self.flush_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows held as one more part file (nothing when none are held). The rows are
+        let go first: a part that fails to be written is not tried again, its candidates are
+        scored again on ``--resume``."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        # one thread: a batch's part is small, and threads cost more than they save (0.6 of 3 ms)
-        table = pa.Table.from_pandas(frame[list(self.columns)], schema=_schema(self.columns), preserve_index=False,
-                                     nthreads=1)
+        held, self._held, self._held_rows = self._held, [], 0
+        if not held:
+            return
+        self._written = time.monotonic()
+        frame = (held[0] if len(held) == 1 else pd.concat(held, ignore_index=True))[list(self.columns)]
+        # one thread: a part is small, and threads cost more than they save
+        table = pa.Table.from_pandas(frame, schema=_schema(self.columns), preserve_index=False, nthreads=1)
         final = self.path / CANDIDATES / f"part-{self._parts:06d}.parquet"
         hidden = final.with_name("." + final.name)
         pq.write_table(table, hidden)
@@ -155,12 +202,16 @@ class SearchDir:
         self._parts += 1
 
     def write_best(self, network: str, jobs: Sequence[Job]) -> Path:
-        """``best.m``: the jobs' layers with their best dataflows."""
+        """``best.m``: the jobs' layers with their best dataflows (the rows held written first)."""
+        self.flush()
         path = self.path / "best.m"
         _write_text(path, write_maestro(to_maestro(network, jobs)))
         return path
 
     def write_summary(self, summary: dict[str, Any]) -> Path:
+        """``summary.json`` (the rows held written first, so it never names a layer whose rows
+        are not on disk)."""
+        self.flush()
         path = self.path / "summary.json"
         _write_text(path, json.dumps(summary, indent=2, default=_json_default))
         return path

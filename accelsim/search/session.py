@@ -5,7 +5,8 @@ generation starts from those that are genomes), then a mapper (random, gamma, ex
 Nevergrad baseline: :mod:`accelsim.search.nevergrad_mappers`)
 proposes genomes of the layer's default :class:`SearchSpace`, one model scores them (``analytical``, ``sim``, ``maestro``; ``two-stage``:
 the analytical model screens every candidate and the simulator re-ranks the best ``top_k``),
-and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes,
+and the output directory (:mod:`accelsim.search.outdir`) receives every scored row as it comes
+(held a moment and written in parts; a layer's rows are on disk before ``summary.json`` names it),
 the best mapping of each finished layer (``best.m``), the summary and the convergence plot.
 With several workers, several layers are searched at once (their batches share the workers:
 :mod:`accelsim.search.overlap`); each layer's mapper sees exactly what it would see alone, so the
