@@ -227,6 +227,38 @@ def test_local_processes_give_identical_results():
     assert serial[columns].equals(parallel[columns])
 
 
+def test_local_workers_hand_back_batches_with_their_tags_and_errors():
+    """Three batches on two workers (one runs, one waits in each pipe, one waits in the parent):
+    each comes back under its tag with screen_batch's results; a batch screen_batch raises on
+    (a dataflow that is not a sequence of directives) raises the same exception here; a worker
+    killed while it scores ends the wait with a ResourceError instead of a hang."""
+    from accelsim.errors import ResourceError
+    from accelsim.search.models import screen_batch
+
+    with Evaluator("eyeriss_like", CONV) as ev:
+        task = ev.task
+    batches = [[tuple(d)] for d in _candidates()[:3]]
+    pool = LocalProcesses(2)
+    try:
+        for tag, batch in zip("abc", batches):
+            pool.submit(task, batch, tag)
+        def facts(results):  # all but the wall time
+            return [(r.key, r.legal, r.outcome.status, r.outcome.metrics) for r in results]
+
+        back = {tag: facts(out) for tag, out in (pool.next_done() for _ in range(3))}
+        assert back == {tag: facts(screen_batch(task, batch)) for tag, batch in zip("abc", batches)}
+        pool.submit(task, [None], "bad")  # type: ignore[list-item]
+        with pytest.raises(TypeError):
+            pool.next_done()
+        pool.submit(task, batches[0], "killed")
+        pool._pool[0].process.kill()
+        pool._pool[1].process.kill()
+        with pytest.raises(ResourceError, match="worker process ended"):
+            pool.next_done()
+    finally:
+        pool.close()
+
+
 def test_dask_local_cluster_gives_identical_results():
     distributed = pytest.importorskip("distributed")
     with Evaluator("eyeriss_like", CONV) as ev:

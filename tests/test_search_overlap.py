@@ -16,7 +16,16 @@ from hypothesis import strategies as st
 
 from accelsim.search.executors import Batch, InProcess
 from accelsim.search.models import ModelTask, Screened
-from accelsim.search.overlap import BATCHES_PER_WORKER, ScreenRequest, Screening, drive, run_overlapped, split
+from accelsim.search.overlap import (
+    BATCHES_PER_WORKER,
+    MIN_BATCH_CANDIDATES,
+    ScreenRequest,
+    Screening,
+    batches,
+    drive,
+    run_overlapped,
+    split,
+)
 from test_search_cli import _Interrupt, settings as cli_settings  # noqa: E402  (tests/ is on sys.path)
 
 
@@ -94,14 +103,24 @@ def test_one_worker_runs_layers_one_after_another():
     assert log == ["start A", "end A", "start B", "end B", "start C", "end C"]
 
 
+def test_batches_hold_at_least_the_fewest_candidates():
+    """8 parts wanted of 10 dataflows would be batches of 1 or 2; with at least 4 a batch, 10 // 4
+    = 2 batches of 5. 3 dataflows: one batch. 40 into 8: 8 batches of 5, as asked."""
+    assert MIN_BATCH_CANDIDATES == 4
+    assert [len(b) for b in batches(list(range(10)), 8)] == [5, 5]
+    assert [len(b) for b in batches(list(range(3)), 8)] == [3]
+    assert [len(b) for b in batches(list(range(40)), 8)] == [5] * 8
+    assert [x for b in batches(list(range(10)), 8) for x in b] == list(range(10))
+
+
 def test_workers_take_other_layers_batches():
-    """Two workers (low water 2 x 2 = 4 batches), requests of 10 dataflows, the latest batch
-    finishing first: A's first request goes out as 4 x 2 = 8 batches (one screening running); once
-    fewer than 4 are in flight, B starts, with ceil(8 / 2) = 4 batches per request, while A waits
-    for its oldest batch."""
+    """Two workers (low water 2 x 2 = 4 batches), requests of 40 dataflows, the latest batch
+    finishing first: A's first request goes out as 4 x 2 = 8 batches of 5 (one screening running);
+    once fewer than 4 are in flight, B starts, with ceil(8 / 2) = 4 batches per request, while A
+    waits for its oldest batch."""
     log: list[str] = []
     executor = _Toy(2)
-    run_overlapped((_toy_screening(n, [10, 10], log) for n in "AB"), executor, lambda i, v: None)
+    run_overlapped((_toy_screening(n, [40, 40], log) for n in "AB"), executor, lambda i, v: None)
     assert log.index("start B") < log.index("end A")
     assert executor.most_in_flight == 2 * BATCHES_PER_WORKER
 

@@ -13,7 +13,10 @@ layer's ten best legal schedules, as a two-stage search does. Figures: candidate
 (every candidate, legal or not: a search pays for all of them), the speed-up over 1 worker,
 whether every executor returned the same rows (wall times aside), and the share of the time
 spent in the parent process (encoding, merging, building frames) rather than waiting for the
-workers. The load average is printed with them: the figures are only comparable at similar
+workers. Beside them, the peer that bounds them: as many independent processes as cores, each
+screening the same part of the scenario at once with no parent (:func:`_ceiling`), against one
+such process alone: where busy cores slow each other (shared caches, memory, clock), no executor
+can reach N times one process. The load average is printed with them: the figures are only comparable at similar
 loads; on a shared machine the speed-ups are capped by the cores other jobs leave free.
 
 Last, the projection: the same searches on 2, 4, 8 and 16 *virtual* idle workers
@@ -209,11 +212,53 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
         finally:
             pool.close()
         yield line
+    if cores > 1:
+        yield _ceiling(quick, cores)
     yield from _dask(work, n, one_wall, one, cores)
     yield from _projection(work)
     yield from _search_projection(quick)
     yield from _rerank(one)
     yield f"load average after: {os.getloadavg()[0]:.1f}"
+
+
+ALONE_PER_LAYER = 30  # genomes a layer that each independent process screens (the first of the scenario's)
+
+
+def _screen_alone(quick: bool, start: Any, seconds: Any) -> None:
+    """An independent process: screen the first ``ALONE_PER_LAYER`` genomes of each layer in
+    this process once ``start`` (a barrier) lets every such process go; put the wall seconds."""
+    work = [(layer, genomes[:ALONE_PER_LAYER]) for layer, genomes in _candidates(100, quick)]
+    _score(work[:1], InProcess())
+    start.wait()
+    began = time.perf_counter()
+    _score(work, InProcess())
+    seconds.put(time.perf_counter() - began)
+
+
+def _together(quick: bool, n: int) -> list[float]:
+    """The wall seconds of ``n`` independent processes screening the same work at once."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    start, seconds = context.Barrier(n), context.SimpleQueue()
+    processes = [context.Process(target=_screen_alone, args=(quick, start, seconds)) for _ in range(n)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    return [seconds.get() for _ in range(n)]
+
+
+def _ceiling(quick: bool, cores: int) -> str:
+    """How much ``cores`` busy cores slow each other here: the same screening in ``cores``
+    independent processes at once (no parent, no coordination) against one alone; the speed-up
+    no executor can pass on this machine, ``sum(alone / together)``."""
+    alone = _together(quick, 1)[0]
+    together = _together(quick, cores)
+    ceiling = sum(alone / t for t in together)
+    return (f"{cores} independent processes screening the same candidates at once, no parent: each at "
+            f"{alone / max(together):.2f}-{alone / min(together):.2f}x its speed alone; "
+            f"the most {cores} workers can reach here: {ceiling:.2f}x")
 
 
 def _dask(work: list[tuple], n: int, one_wall: float, one: pd.DataFrame, cores: int) -> Iterator[str]:

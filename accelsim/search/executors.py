@@ -5,10 +5,11 @@ check, name and score a batch of candidates) on the same batches and returns the
 Two ways in: :meth:`Executor.map_batches` scores batches and waits for all of them;
 :meth:`Executor.submit` starts one batch and :meth:`Executor.next_done` hands back whichever
 submitted batch finishes next (how :mod:`accelsim.search.overlap` keeps several layers' batches
-in flight). Local workers are spawned once per executor and ignore Ctrl-C (the parent handles it and
-terminates them); a Dask cluster is reached by its scheduler address or a
-``distributed.Client`` the caller already has (optional extra ``distributed``); a task's model
-context (layer, hardware) is sent to Dask's workers once (scattered), not with every batch.
+in flight). Local workers are spawned once per executor, fed over a pipe each by the calling thread,
+and ignore Ctrl-C (the parent handles it and terminates them); a Dask cluster is reached by its
+scheduler address or a ``distributed.Client`` the caller already has (optional extra
+``distributed``); a task's model context (layer, hardware) is sent to each local worker once and
+to Dask's workers once (scattered), not with every batch.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ import os
 import queue
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Hashable, Sequence
-from typing import Any, Protocol
+from itertools import count
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol, cast
 
-from accelsim.errors import InputError
+from accelsim.errors import InputError, ResourceError
 from accelsim.mapping.ast import Directive
 from accelsim.search.models import ModelTask, Screened, screen_batch
 
@@ -117,39 +121,148 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+# batches a local worker is handed beyond the one it runs, so that it never waits for the parent
+# to send the next (a batch is a few kB: it waits in the pipe's buffer)
+AHEAD_PER_WORKER = 1
+
+
+def _serve(conn: Connection, parent: int) -> None:
+    """A local worker: screen each batch the parent sends, ``(number, task id, task or None,
+    batch)``, and send back ``(number, results, error)``, until the parent sends None or goes
+    away. A task (layer, hardware) is sent to a worker once and referred to by its id after. A
+    thread takes the parent's messages off the pipe as they come, so the parent never waits to
+    hand over a batch while this worker screens another."""
+    _worker_start(parent)
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                message = None
+            inbox.put(message)
+            if message is None:
+                return
+
+    threading.Thread(target=read, daemon=True).start()
+    tasks: dict[int, ModelTask] = {}
+    while (message := inbox.get()) is not None:
+        number, task_id, task, batch = message
+        if task is not None:
+            tasks[task_id] = task
+        try:
+            conn.send((number, screen_batch(tasks[task_id], batch), None))
+        except Exception as exc:  # noqa: BLE001 - the parent raises it where it waits
+            try:
+                conn.send((number, None, exc))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle
+                conn.send((number, None, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+class _Worker:
+    """The parent's end of one local worker: its process, its pipe, the numbers of the batches
+    sent to it and not yet back (oldest first), and the ids of the tasks it holds."""
+
+    def __init__(self, context: Any, parent: int):
+        self.conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(target=_serve, args=(child, parent), daemon=True)
+        self.process.start()
+        child.close()
+        self.sent: deque[int] = deque()
+        self.tasks: set[int] = set()
+
+
 class LocalProcesses:
     """``workers`` spawned worker processes of this machine (spawned, not forked: the parent may
-    hold threads, e.g. a progress bar's)."""
+    hold threads, e.g. a progress bar's), each fed by the calling thread over its own pipe (no
+    helper threads in the parent: with many workers the parent's time is what limits the
+    speed-up). A batch goes to a worker with fewer than ``1 + AHEAD_PER_WORKER`` batches, the idlest
+    first; the others wait here in the order submitted."""
 
     def __init__(self, workers: int):
         if workers < 1:
             raise InputError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
-        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_start,
-                                                               initargs=(os.getpid(),))
-        # (tag, result, error) of finished batches, put by the pool's result thread
-        self._done: queue.Queue[tuple[Hashable, list[Screened] | None, BaseException | None]] = queue.Queue()
+        context = multiprocessing.get_context("spawn")
+        self._pool: list[_Worker] = []
+        try:
+            for _ in range(workers):
+                self._pool.append(_Worker(context, os.getpid()))
+        except BaseException:
+            self.close()
+            raise
+        self._by_conn = {worker.conn: worker for worker in self._pool}
+        self._tasks: dict[int, ModelTask] = {}  # id -> task: kept so that an id is never reused
+        self._waiting: deque[tuple[int, ModelTask, Batch]] = deque()  # (number, task, batch) not yet sent
+        self._tags: dict[int, Hashable] = {}  # number -> tag, of batches submitted and not returned
+        self._numbers = count()
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
-        return self._pool.starmap(screen_batch, [(task, batch) for batch in batches], chunksize=1)
+        mine = [object() for _ in batches]
+        for tag, batch in zip(mine, batches):
+            self.submit(task, batch, tag)
+        wanted = set(mine)
+        results: dict[Hashable, list[Screened]] = {}
+        while len(results) < len(mine):
+            tag, out = self.next_done()
+            if tag in wanted:  # not a dropped batch of an earlier request
+                results[tag] = out
+        return [results[tag] for tag in mine]
 
     def submit(self, task: ModelTask, batch: Batch, tag: Hashable) -> None:
-        self._pool.apply_async(screen_batch, (task, batch), callback=lambda out: self._done.put((tag, out, None)),
-                               error_callback=lambda exc: self._done.put((tag, None, exc)))
+        number = next(self._numbers)
+        self._tags[number] = tag
+        self._tasks.setdefault(id(task), task)
+        self._waiting.append((number, task, batch))
+        self._feed()
+
+    def _feed(self) -> None:
+        """Send waiting batches to the workers with room, the idlest first."""
+        while self._waiting:
+            worker = min(self._pool, key=lambda w: len(w.sent))
+            if len(worker.sent) > AHEAD_PER_WORKER:
+                return
+            number, task, batch = self._waiting.popleft()
+            new = id(task) not in worker.tasks
+            worker.conn.send((number, id(task), task if new else None, batch))
+            worker.tasks.add(id(task))
+            worker.sent.append(number)
 
     def next_done(self) -> tuple[Hashable, list[Screened]]:
-        tag, out, error = self._done.get()  # a signal (Ctrl-C, --max-seconds) interrupts the wait
+        busy = [worker.conn for worker in self._pool if worker.sent]
+        if not busy:
+            raise RuntimeError("next_done: no batch submitted and not yet returned")
+        # a signal (Ctrl-C, SIGTERM, --max-seconds) interrupts the wait
+        conn = wait(busy)[0]
+        worker = self._by_conn[cast(Connection, conn)]
+        try:
+            number, out, error = worker.conn.recv()
+        except EOFError:
+            worker.process.join(1)
+            raise ResourceError(f"a local worker process ended while scoring (exit status "
+                                f"{worker.process.exitcode}; -9 is how the out-of-memory killer ends one): "
+                                "use fewer --workers, or a smaller --work-budget") from None
+        worker.sent.popleft()
+        self._feed()
         if error is not None:
             raise error
-        assert out is not None
-        return tag, out
+        return self._tags.pop(number), out
 
     def drop(self) -> None:
-        pass  # the pool cannot take back a batch; its result arrives under a tag nobody waits for
+        """Forget the batches not yet sent; those sent are finished and come back under tags
+        their caller no longer waits for."""
+        for number, _, _ in self._waiting:
+            del self._tags[number]
+        self._waiting.clear()
 
     def close(self) -> None:
-        self._pool.terminate()
-        self._pool.join()
+        for worker in self._pool:
+            worker.process.terminate()
+        for worker in self._pool:
+            worker.process.join()
+            worker.conn.close()
+        self._pool = []
 
 
 class DaskExecutor:
@@ -180,8 +293,9 @@ class DaskExecutor:
         self._contexts: dict[int, tuple[ModelTask, Any]] = {}  # id(task) -> the task, its scattered future
         self._tags: dict[Any, Hashable] = {}  # future -> tag, of batches submitted and not returned
         # on the client's own loop: the client is not made the default one, so as_completed must
-        # not look for a default client (it raises "No clients found" without one)
-        self._finished = distributed.as_completed(loop=self._client.loop)
+        # not look for a default client (it raises "No clients found" without one); with the
+        # results, fetched as each batch finishes instead of in one more round trip when taken
+        self._finished = distributed.as_completed(loop=self._client.loop, with_results=True)
 
     def _context(self, task: ModelTask) -> Any:
         """``task`` on the workers: scattered to every worker the first time (a few kB each), then
@@ -205,8 +319,8 @@ class DaskExecutor:
         self._finished.add(future)
 
     def next_done(self) -> tuple[Hashable, list[Screened]]:
-        future = next(self._finished)
-        return self._tags.pop(future), future.result()
+        future, result = next(self._finished)
+        return self._tags.pop(future), result
 
     def drop(self) -> None:
         self._client.cancel(list(self._tags))

@@ -10,7 +10,7 @@ are screenings; what runs them decides only *where and when* the batches run, ne
 screening sees, so its value is the same on every executor.
 
 :func:`drive` runs one screening, each request split into ``BATCHES_PER_WORKER`` batches per
-worker and waited for as a whole (:meth:`Executor.map_batches`). :func:`run_overlapped` runs a
+worker (of at least ``MIN_BATCH_CANDIDATES`` candidates) and waited for as a whole (:meth:`Executor.map_batches`). :func:`run_overlapped` runs a
 sequence of screenings (e.g. one per layer) at once: each request's batches are submitted on
 their own (:meth:`Executor.submit`), a screening gets its results when its last batch is back and
 at once submits its next request, and a further screening is started (in order) whenever fewer
@@ -38,6 +38,10 @@ T = TypeVar("T")
 BATCHES_PER_WORKER = 4
 # another screening starts while fewer than this many batches per worker are in flight
 IN_FLIGHT_PER_WORKER = 2
+# the fewest candidates a batch is given when a request is split (a batch pays a round trip and
+# its results' handling in the parent, a fraction of a millisecond, and a candidate costs several
+# milliseconds to screen; on 16 workers batches of one or two candidates left the parent the limit)
+MIN_BATCH_CANDIDATES = 4
 
 
 @dataclass(frozen=True)
@@ -59,14 +63,20 @@ def split(items: list[Any], parts: int) -> list[list[Any]]:
     return [items[a:b] for a, b in pairwise(bounds)]
 
 
+def batches(dataflows: list[Any], parts: int) -> list[list[Any]]:
+    """``dataflows`` split into ``parts`` batches (:func:`split`), or into fewer so that none holds
+    fewer than ``MIN_BATCH_CANDIDATES`` (one batch when there are fewer dataflows than that)."""
+    return split(dataflows, min(parts, max(1, len(dataflows) // MIN_BATCH_CANDIDATES)))
+
+
 def drive(screening: Screening[T], executor: Executor) -> T:
     """Run ``screening`` to its end on ``executor``, each request as ``BATCHES_PER_WORKER``
-    batches per worker (one with one worker) waited for together; its value."""
+    batches per worker (one with one worker; :func:`batches`) waited for together; its value."""
     parts = executor.workers * BATCHES_PER_WORKER if executor.workers > 1 else 1
     try:
         request = next(screening)
         while True:
-            results = executor.map_batches(request.task, split(request.dataflows, parts))
+            results = executor.map_batches(request.task, batches(request.dataflows, parts))
             request = screening.send([screened for out in results for screened in out])
     except StopIteration as stop:
         return stop.value
@@ -102,9 +112,9 @@ def run_overlapped(screenings: Iterator[Screening[T]], executor: Executor,
 
     def submit(run: _Running, request: ScreenRequest) -> None:
         parts = ceil(workers * BATCHES_PER_WORKER / len(running)) if workers > 1 else 1
-        batches = split(request.dataflows, parts)
-        run.batches, run.results = len(batches), {}
-        for number, batch in enumerate(batches):
+        split_up = batches(request.dataflows, parts)
+        run.batches, run.results = len(split_up), {}
+        for number, batch in enumerate(split_up):
             tag = (token, next(numbers))
             flight[tag] = (run, number)
             executor.submit(request.task, batch, tag)
