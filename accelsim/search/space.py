@@ -178,7 +178,7 @@ class SearchSpace:
 
     def _clipped(self, genes: tuple[Gene, ...], parent: dict[str, int]) -> tuple[Gene, ...]:
         """``genes`` (one level, or the off-chip block) with each tile the largest allowed size of
-        at most it under ``parent`` (the same tuple when every tile is one); ``parent`` then holds
+        at most it under ``parent`` (the same tuple when no tile changes); ``parent`` then holds
         their tiles."""
         tiles = []
         for g in genes:
