@@ -1,11 +1,15 @@
-"""Reference mappers and the search loop: determinism, staying in the space, exhaustive coverage
-and pruning, GAMMA against the exhaustive optimum, two-stage re-ranking."""
+"""Reference mappers and the search loop: determinism, staying in the space, repair against its
+definition, exhaustive coverage and pruning, GAMMA against the exhaustive optimum, two-stage
+re-ranking."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accelsim.hw.loader import load_hardware
 from accelsim.search import Evaluator
@@ -176,3 +180,56 @@ def test_gamma_first_generation_starts_from_its_seeds():
     first = mapper.ask()
     assert first[:3] == [inside[0], inside[1], inside[2]] and outside not in first and len(first) == 10
     assert mapper.info()["seeded"] == 3
+
+
+def _repaired_by_definition(space: SearchSpace, genome: Genome) -> Genome:
+    """:meth:`SearchSpace.repair` as its docstring defines it, computed afresh for every gene: each
+    tile the largest of the space's sizes that is at most it and at most its parent (the least
+    such size when none is at most it), each cluster the largest allowed one at most it (the
+    least when none is), inner levels dropped once no PEs are left to split."""
+    parent = dict(space.layer.loop_nest().dims)
+
+    def clipped(genes):
+        out = []
+        for g in genes:
+            options = [t for t in space.tiles[g.dim] if t <= parent[g.dim]]
+            out.append(Gene(g.dim, max((t for t in options if t <= g.tile), default=options[0])))
+        parent.update({g.dim: g.tile for g in out})
+        return tuple(out)
+
+    offchip = clipped(genome.offchip)
+    outer, levels, clusters = space.num_pes, [], []
+    for i, genes in enumerate(genome.levels):
+        if i:
+            options = [c for c in space.clusters if c < outer]
+            if not options:
+                break
+            fitting = [c for c in options if c <= genome.clusters[i - 1]]
+            outer = max(fitting) if fitting else min(options)
+            clusters.append(outer)
+        levels.append(clipped(genes))
+    return Genome(tuple(levels), tuple(clusters), offchip, space.num_pes if offchip else 0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), pes=st.sampled_from([16, 64, 168]), offchip=st.booleans())
+def test_repair_matches_its_definition(seed, pes, offchip):
+    """Genomes of a larger space (``pes`` PEs, off-chip blocks or none) with any tiles (up to
+    twice a dimension's size, an inner tile possibly larger than its parent, as crossover leaves
+    them) repaired into the small one, twice over (the second time from the clipped tiles the
+    space kept): what the definition gives; a genome of the space comes back as the same object."""
+    space = small_space()
+    other = SearchSpace.default(CONV, pes, max_levels=3, offchip=offchip)
+    rng = random.Random(seed)
+
+    def scrambled(genes):
+        return tuple(Gene(g.dim, rng.randint(1, 2 * other.sizes[g.dim])) for g in genes)
+
+    genomes = [other.random_genome(rng) for _ in range(10)]
+    genomes = [replace(g, levels=tuple(scrambled(genes) for genes in g.levels), offchip=scrambled(g.offchip))
+               for g in genomes]
+    for _ in range(2):
+        for genome in genomes:
+            repaired = space.repair(genome)
+            assert repaired == _repaired_by_definition(space, genome)
+            assert space.repair(repaired) is repaired

@@ -133,7 +133,7 @@ class GammaMapper:
         return list(self._asked)
 
     def tell(self, frame: pd.DataFrame) -> None:
-        scored = [_Member(f, k, g) for f, k, g in zip(frame["fitness"], frame["key"], self._asked)]
+        scored = [_Member(f, k, g) for f, k, g in zip(frame["fitness"].tolist(), frame["key"].tolist(), self._asked)]
         pool = sorted(self.population + scored, key=lambda m: -m.fitness)  # stable: ties keep order
         self.population = survivors(pool, lambda m: m.key, self.size)
         self.generation += 1

@@ -51,11 +51,30 @@ class LayerSearch:
 def best_row(frame: pd.DataFrame) -> dict[str, Any] | None:
     """The ``ok`` row of least cost, the earliest on ties; None without one. (Only that row is
     taken from the frame: the search's parent asks with every batch that improves a layer.)"""
+    best = best_position(frame)
+    return None if best is None else row_at(frame, best)
+
+
+def best_position(frame: pd.DataFrame) -> int | None:
+    """Where :func:`best_row`'s row is in ``frame`` (0 = first), or None."""
     legal = np.flatnonzero(frame["status"].to_numpy() == "ok")
     if not len(legal):
         return None
-    best = legal[pd.Series(frame["cost"].to_numpy()[legal]).argmin()]
-    return {str(column): value for column, value in frame.iloc[best].items()}
+    return int(legal[pd.Series(frame["cost"].to_numpy()[legal]).argmin()])
+
+
+def row_at(frame: pd.DataFrame, position: int) -> dict[str, Any]:
+    """Row ``position`` of ``frame`` (0 = first) as a dict, column -> value."""
+    return {str(column): value for column, value in frame.iloc[position].items()}
+
+
+def new_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``frame`` marked ``new``: ``frame`` itself when all are, an empty slice of it
+    when none is (nothing copied in either case; a search's parent asks with every batch)."""
+    new = frame["new"].to_numpy()
+    if new.all():
+        return frame
+    return frame[new] if new.any() else frame.iloc[:0]
 
 
 def search(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: RowsCallback | None = None,
@@ -78,7 +97,7 @@ def search_steps(evaluator: Evaluator, mapper: Mapper, budget: int, on_rows: Row
 
     def take(frame: pd.DataFrame) -> int:
         """Keep (and pass on) the frame's new rows; how many there were."""
-        new = frame[frame["new"]]
+        new = new_rows(frame)
         if len(new):
             frames.append(new)
             if on_rows is not None:
@@ -146,7 +165,7 @@ def rerank_steps(screened: pd.DataFrame, simulator: Evaluator, k: int,
     best = top_k(screened, k)
     sim = yield from simulator.evaluate_steps(best["dataflow"].tolist())
     if on_rows is not None and sim["new"].any():
-        on_rows(sim[sim["new"]])
+        on_rows(new_rows(sim))
     both = pd.DataFrame({"screen": best["cost"].to_numpy(), "sim": sim["cost"].to_numpy(),
                          "key": best["key"].to_numpy()})[sim["status"].to_numpy() == "ok"]
     spearman = kendall = regret = None

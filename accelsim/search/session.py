@@ -49,7 +49,8 @@ from accelsim.search.nevergrad_mappers import NEVERGRAD_MAPPERS, NevergradMapper
 from accelsim.search.models import inner_level_columns
 from accelsim.search.outdir import SearchDir, stored_columns
 from accelsim.search.overlap import Screening, run_overlapped
-from accelsim.search.run import LayerSearch, Reranking, best_row, rerank_steps, search_steps
+from accelsim.search.run import (LayerSearch, Reranking, best_position, best_row, rerank_steps, row_at,
+                                 search_steps)
 from accelsim.search.seeds import named_style_seeds, seed_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
@@ -206,14 +207,16 @@ class _Saver:
     def __call__(self, rows: pd.DataFrame) -> None:
         rows = rows.assign(sample=range(self.sample, self.sample + len(rows)))
         self.sample += len(rows)
-        fresh = rows[~rows["key"].isin(self.known)]
-        if len(fresh):
-            self.out.append(fresh)
-            self.known.update(fresh["key"])
-        legal = rows.loc[rows["status"] == "ok", "cost"]
-        if len(legal) and (self.best is None or float(legal.min()) < self.best):
-            self.best = float(legal.min())
-            self.best_row = best_row(rows)
+        keys = rows["key"].tolist()
+        fresh = [i for i, key in enumerate(keys) if key not in self.known]
+        if fresh:
+            self.out.append(rows if len(fresh) == len(rows) else rows.iloc[fresh])
+            self.known.update(keys[i] for i in fresh)
+        best = best_position(rows)
+        if best is not None:
+            cost = float(rows["cost"].to_numpy()[best])
+            if self.best is None or cost < self.best:
+                self.best, self.best_row = cost, row_at(rows, best)
         if self.progress is not None and self.counts:
             self.progress(len(rows), self.best, str(rows["layer"].iloc[0]) if len(rows) else "")
 

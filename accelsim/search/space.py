@@ -99,8 +99,14 @@ class SearchSpace:
 
     def cluster_options(self, outer: int) -> tuple[int, ...]:
         """Cluster sizes allowed inside a level whose sub-units hold ``outer`` PEs each (the
-        whole array for level 0): smaller than ``outer``."""
-        return tuple(c for c in self.clusters if c < outer)
+        whole array for level 0): smaller than ``outer`` (each answer kept, as tile sizes are)."""
+        if outer not in self._cluster_options:
+            self._cluster_options[outer] = tuple(c for c in self.clusters if c < outer)
+        return self._cluster_options[outer]
+
+    @cached_property
+    def _cluster_options(self) -> dict[int, tuple[int, ...]]:
+        return {}
 
     def parents(self, genome: Genome) -> list[dict[str, int]]:
         """Per level, each dimension's tile one level up (at level 0 the L2 tile: the layer's size
@@ -151,10 +157,9 @@ class SearchSpace:
         the full size or an allowed size, so some size fits) and
         every cluster to the largest allowed size under the one above (used after crossover and
         mutation change a parent); an off-chip block's tiles under the layer's sizes, its PE count
-        the array's."""
+        the array's. A genome of the space comes back as it is (the same object)."""
         parent = dict(self.sizes)
-        offchip = tuple(self._clipped(g, parent) for g in genome.offchip)
-        parent.update({g.dim: g.tile for g in offchip})
+        offchip = self._clipped(genome.offchip, parent)
         outer = self.num_pes
         levels, clusters = [], []
         for i, genes in enumerate(genome.levels):
@@ -165,12 +170,29 @@ class SearchSpace:
                 fitting = [c for c in options if c <= genome.clusters[i - 1]]
                 outer = max(fitting) if fitting else min(options)
                 clusters.append(outer)
-            fixed = [self._clipped(g, parent) for g in genes]
-            levels.append(tuple(fixed))
-            parent.update({g.dim: g.tile for g in fixed})
-        return Genome(tuple(levels), tuple(clusters), offchip, self.num_pes if offchip else 0)
+            levels.append(self._clipped(genes, parent))
+        repaired = (tuple(levels), tuple(clusters), offchip, self.num_pes if offchip else 0)
+        if repaired == (genome.levels, genome.clusters, genome.offchip, genome.offchip_pes):
+            return genome
+        return Genome(*repaired)
 
-    def _clipped(self, g: Gene, parent: Mapping[str, int]) -> Gene:
-        """``g`` with its tile the largest allowed size of at most it under ``parent``."""
-        options = self.tile_options(g.dim, parent[g.dim])
-        return Gene(g.dim, max((t for t in options if t <= g.tile), default=options[0]))
+    def _clipped(self, genes: tuple[Gene, ...], parent: dict[str, int]) -> tuple[Gene, ...]:
+        """``genes`` (one level, or the off-chip block) with each tile the largest allowed size of
+        at most it under ``parent`` (the same tuple when no tile changes); ``parent`` then holds
+        their tiles."""
+        tiles = []
+        for g in genes:
+            key = (g.dim, parent[g.dim], g.tile)
+            if key not in self._clips:
+                options = self.tile_options(*key[:2])
+                self._clips[key] = max((t for t in options if t <= g.tile), default=options[0])
+            tiles.append(self._clips[key])
+            parent[g.dim] = tiles[-1]
+        if all(t == g.tile for g, t in zip(genes, tiles)):
+            return genes
+        return tuple(Gene(g.dim, t) for g, t in zip(genes, tiles))
+
+    @cached_property
+    def _clips(self) -> dict[tuple[str, int, int], int]:
+        """(dimension, parent tile, tile) -> the tile clipped (what :meth:`_clipped` found)."""
+        return {}

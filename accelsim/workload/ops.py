@@ -10,6 +10,7 @@ loop nest, tensors and rules are is defined once, in the operator catalog
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import prod
 from typing import Mapping
 
@@ -120,7 +121,12 @@ class Layer:
         return prod(self.loop_nest().dims.values())
 
     def loop_nest(self) -> LoopNest:
-        """Lower to the canonical loop nest in output coordinates."""
+        """Lower to the canonical loop nest in output coordinates (lowered once per layer and
+        shared: read it, copy its dicts to change them)."""
+        return self._loop_nest
+
+    @cached_property
+    def _loop_nest(self) -> LoopNest:
         spec = self.operator
         outputs = {w.output_dim: self.output_size(w) for w in spec.windows}
         dims = {d: outputs[d] if d in outputs else self.sizes[d] for d in spec.loop}
