@@ -139,7 +139,7 @@ def _serve(conn: Connection, parent: int) -> None:
         while True:
             try:
                 message = conn.recv()
-            except (EOFError, OSError):
+            except Exception:  # noqa: BLE001 - the parent gone, or a message that does not read: stop
                 message = None
             inbox.put(message)
             if message is None:
