@@ -122,14 +122,14 @@ def available_cores() -> int:
 
 
 # batches a local worker is handed beyond the one it runs, so that it never waits for the parent
-# to send the next (a batch is a few kB: it waits in the pipe's buffer)
+# to send the next (the worker's reader thread takes it off the pipe and holds it)
 AHEAD_PER_WORKER = 1
 
 
 def _serve(conn: Connection, parent: int) -> None:
     """A local worker: screen each batch the parent sends, ``(number, task id, task or None,
-    batch)``, and send back ``(number, results, error)``, until the parent sends None or goes
-    away. A task (layer, hardware) is sent to a worker once and referred to by its id after. A
+    batch)``, and send back ``(number, results, error)``, until the pipe closes (the parent
+    terminates its workers when it is done, and they die with it). A task (layer, hardware) is sent to a worker once and referred to by its id after. A
     thread takes the parent's messages off the pipe as they come, so the parent never waits to
     hand over a batch while this worker screens another."""
     _worker_start(parent)
