@@ -190,13 +190,14 @@ def test_parts_are_fewer_than_batches_and_hold_the_same_rows(network, tmp_path, 
     assert held[["layer", "model", "key", "sample"]].equals(appended[["layer", "model", "key", "sample"]])
 
 
-def test_search_dir_writes_a_part_at_the_row_cap_the_interval_and_close(tmp_path):
+def test_search_dir_writes_a_part_at_the_row_cap_the_interval_and_close(tmp_path, monkeypatch):
     """SearchDir.append holds rows: with an hour's interval, 3 rows then 3 more (6 > the cap of
     5) are written as one part of 6; 2 more are held until close writes them. With a zero
     interval every append is a part. Parts are numbered on, read back in order."""
     frame = pd.DataFrame({"layer": ["a"] * 8, "sample": range(8)})
-    with outdir.SearchDir(tmp_path / "d", {}, False, columns=("layer", "sample"), flush_seconds=3600,
-                          flush_rows=5) as directory:
+    monkeypatch.setattr(outdir, "FLUSH_SECONDS", 3600.0)
+    monkeypatch.setattr(outdir, "FLUSH_ROWS", 5)
+    with outdir.SearchDir(tmp_path / "d", {}, False, columns=("layer", "sample")) as directory:
         directory.append(frame[:3])
         assert _parts(tmp_path / "d") == []
         directory.append(frame[3:6])
@@ -204,7 +205,8 @@ def test_search_dir_writes_a_part_at_the_row_cap_the_interval_and_close(tmp_path
         directory.append(frame[6:])
         assert len(_parts(tmp_path / "d")) == 1
     assert [p.name for p in _parts(tmp_path / "d")] == ["part-000000.parquet", "part-000001.parquet"]
-    with outdir.SearchDir(tmp_path / "d", {}, True, columns=("layer", "sample"), flush_seconds=0) as directory:
+    monkeypatch.setattr(outdir, "FLUSH_SECONDS", 0.0)
+    with outdir.SearchDir(tmp_path / "d", {}, True, columns=("layer", "sample")) as directory:
         assert directory.stored()["sample"].tolist() == list(range(8))
         directory.append(frame[:1])
         directory.append(frame[1:2])

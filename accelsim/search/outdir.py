@@ -81,13 +81,10 @@ class SearchDir:
     """The output directory of one search (created, or reopened with ``resume``)."""
 
     def __init__(self, path: Path, settings: dict[str, Any], resume: bool,
-                 defaults: dict[str, Any] | None = None, columns: Sequence[str] = STORED_COLUMNS,
-                 flush_seconds: float | None = None, flush_rows: int | None = None):
+                 defaults: dict[str, Any] | None = None, columns: Sequence[str] = STORED_COLUMNS):
         """``defaults``: the value a setting had before it existed; a search saved by an older
         accelsim, whose settings lack it, resumes when the setting is still at that value.
-        ``columns``: the columns stored (:func:`stored_columns` of the evaluators' columns).
-        ``flush_seconds``, ``flush_rows``: when :meth:`append` writes a part (None:
-        :data:`FLUSH_SECONDS`, :data:`FLUSH_ROWS`)."""
+        ``columns``: the columns stored (:func:`stored_columns` of the evaluators' columns)."""
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -127,8 +124,6 @@ class SearchDir:
             _write_text(saved, json.dumps(settings, indent=2))
         (path / CANDIDATES).mkdir(exist_ok=True)
         self._parts = max(_part_files(path / CANDIDATES), default=-1) + 1  # the next part's number
-        self.flush_seconds = FLUSH_SECONDS if flush_seconds is None else flush_seconds
-        self.flush_rows = FLUSH_ROWS if flush_rows is None else flush_rows
         self._held: list[pd.DataFrame] = []  # rows appended and not yet written, in order
         self._held_rows = 0
         self._written = time.monotonic()  # when the last part was written (the directory opened)
@@ -178,7 +173,7 @@ class SearchDir:
             raise KeyError(f"the rows to save lack the column(s) {', '.join(missing)}")
         self._held.append(frame)  # the stored columns are taken once per part: a copy costs ms
         self._held_rows += len(frame)
-        if self._held_rows > self.flush_rows or time.monotonic() - self._written >= self.flush_seconds:
+        if self._held_rows > FLUSH_ROWS or time.monotonic() - self._written >= FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
