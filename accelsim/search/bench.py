@@ -222,6 +222,7 @@ def run_search_bench(quick: bool = False) -> Iterator[str]:
 
 
 ALONE_PER_LAYER = 30  # genomes a layer that each independent process screens (the first of the scenario's)
+TOGETHER_START_SECONDS = 300  # the most the independent processes wait for each other to start
 
 
 def _screen_alone(quick: bool, start: Any, seconds: Any) -> None:
@@ -240,12 +241,16 @@ def _together(quick: bool, n: int) -> list[float]:
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    start, seconds = context.Barrier(n), context.SimpleQueue()
+    # a process that fails before the barrier breaks it for the others after this long, not never
+    start, seconds = context.Barrier(n, timeout=TOGETHER_START_SECONDS), context.SimpleQueue()
     processes = [context.Process(target=_screen_alone, args=(quick, start, seconds)) for _ in range(n)]
     for process in processes:
         process.start()
     for process in processes:
         process.join()
+    failed = [process.exitcode for process in processes if process.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {n} independent screening processes failed (exit status {failed[0]})")
     return [seconds.get() for _ in range(n)]
 
 
