@@ -68,6 +68,7 @@ class _Timed:
     def __init__(self, inner: Executor):
         self.inner = inner
         self.workers = inner.workers
+        self.min_batch_candidates = inner.min_batch_candidates
         self.seconds = 0.0
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
@@ -268,15 +269,14 @@ def _ceiling(quick: bool, cores: int) -> str:
 
 def _dask(work: list[tuple], n: int, one_wall: float, one: pd.DataFrame, cores: int) -> Iterator[str]:
     try:
-        import distributed
+        import distributed  # noqa: F401 - whether it is installed
     except ImportError:
         yield "Dask: not installed (pip install 'accelsim[distributed]')"
         return
-    from accelsim.search.executors import DaskExecutor
+    from accelsim.search.executors import DaskExecutor, local_cluster
 
     for workers in worker_counts(cores):
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
-                distributed.Client(cluster) as client:
+        with local_cluster(workers) as client:
             line = _against_one(f"Dask LocalCluster, {workers} workers", work, DaskExecutor(client), n, one_wall, one)
         yield line
 
