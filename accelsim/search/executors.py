@@ -42,9 +42,9 @@ SCHEMES = ("tcp", "tls", "ws", "wss", "inproc")
 MIN_BATCH_CANDIDATES = 4
 # Dask: a task costs its caller's process (where a LocalCluster's scheduler and nannies also run)
 # several messages, each a socket write and read, the scheduler's transitions and the result's
-# fetch; on the 2-core machine, bench --search's 1,500 genomes on 2 workers went out as 106-114
-# tasks with 4 a batch and as 60 with 25 (half a 50-candidate ask), the parent's CPU lower by
-# about a third
+# fetch; on the 2-core machine (load 3-5), bench --search's 1,500 genomes on 2 workers went out
+# as 110-112 tasks with 4 a batch and as 60 with 25 (half a 50-candidate ask), the parent's CPU
+# 1.33-1.44 s against 0.83-1.06 s (both with LOCAL_CLUSTER_CONFIG)
 DASK_MIN_BATCH_CANDIDATES = 25
 # settings for a LocalCluster that screens (:func:`local_cluster`): the workers' statistical
 # profiler samples the screening thread's stack every 10 ms (5% of a worker's CPU measured on a
