@@ -50,7 +50,7 @@ DASK_MIN_BATCH_CANDIDATES = 25
 # profiler samples the screening thread's stack every 10 ms (5% of a worker's CPU measured on a
 # busy task); the event loop's tick (every 20 ms), the system monitor (every 0.5 s) and work
 # stealing (every 0.1 s) cost the process holding the scheduler and the nannies; together 0.03 of
-# a core there and 0.008 without (idle 2-core machine)
+# a core there and 0.008 without (2-core machine, the workers sleeping, four runs)
 LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
