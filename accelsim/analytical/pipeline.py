@@ -337,8 +337,8 @@ class Pipeline:
         # ``blocks``
         body, times, tiles, repeated = 0, 1, False, 0
         before: tuple[int, ...] | None = None
-        previous: tuple[int, ...] | None = None
-        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None]] = []
+        previous: list[int] | None = None
+        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, list[int] | None]] = []
         pc, end = 0, len(program)
         while pc < end:
             op = program[pc]
@@ -423,7 +423,7 @@ class Pipeline:
                 if tiles:
                     now += s.tile_vector()
                 if before is not None:
-                    deltas = tuple(map(sub, now, before)) if len(now) == len(before) else None
+                    deltas = list(map(sub, now, before)) if len(now) == len(before) else None
                     left = times - repeated - 1
                     if deltas is not None and left > 0 and deltas == previous:
                         if keep:  # before[:2]: the repetition's first step and drain_free before it
