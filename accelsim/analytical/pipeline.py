@@ -30,6 +30,7 @@ not the calls and the state's loads and stores around it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import sub
 from typing import Sequence
 
@@ -107,6 +108,19 @@ _CLOSE = _Close()
 _UNROLLED = 3
 # a nest compiled for Pipeline._execute: runs of steps (their cases in order), tiles, blocks
 _Op = tuple[StepCase, ...] | _Tile | _Open | _Close
+
+
+# completion times (steps' drains, tiles' write-backs) recorded beyond the look-ups' window
+# before the older ones are forgotten
+_FORGET_AFTER = 1024
+
+
+def _forget(recorded: dict[int, int], keep: int) -> None:
+    """Forget all but the newest ``keep + 1`` of ``recorded``'s completion times (numbers in
+    increasing order): once the newest is ``n``, look-ups go back at most to ``n + 1 - keep``,
+    and the older numbers lie below it (memory only: a layer may evaluate millions of steps)."""
+    for number in list(islice(recorded, len(recorded) - keep - 1)):
+        del recorded[number]
 
 
 def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, times: int) -> None:
@@ -238,6 +252,8 @@ class Pipeline:
             s.written = s.channel_free
             if self.keep_written:
                 s.write_done[number] = s.written
+                if len(s.write_done) > self.keep_written + _FORGET_AFTER:
+                    _forget(s.write_done, self.keep_written)
 
     # ---------------------------------------------------------------- steps
     def _delays(self) -> list[tuple[int, int, int, int, bool, int, bool, int]]:
@@ -400,6 +416,8 @@ class Pipeline:
                             land_free = land
                         if keep:  # the drains read-backs may wait for
                             landed[step] = land
+                            if len(landed) > keep + _FORGET_AFTER:
+                                _forget(landed, keep)
                     step += 1
                 continue
             if type(op) is _Tile:
