@@ -323,8 +323,10 @@ class Pipeline:
                         flush()
                         body = program[mark:]
                         del program[mark:]
-                        if program and type(program[-1]) is tuple:
-                            run.extend(program.pop())  # type: ignore[arg-type]
+                        before = program[-1] if program else None
+                        if type(before) is tuple:  # the steps before the body join its first ones
+                            run.extend(before)
+                            program.pop()
                         for _ in range(c.count):
                             for op in body:
                                 emit(op)
