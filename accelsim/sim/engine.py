@@ -72,6 +72,7 @@ from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, 
 from accelsim.sim.components import (
     Announcements, ArrivalQueue, Channel, DrainQueue, Pools, Processes, StepQueue, Tally, TileQueue)
 from accelsim.sim.context import SimContext
+from accelsim.sim.slots import Fifo, ObservedSlots, Slots
 from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
@@ -207,13 +208,11 @@ class LayerSimulation:
         if self.sink is not None and end > start:
             self.sink("pe_array", f"stall_{cause}", int(start), int(end), step, "", 0, 0)
 
-    def _slots(self, name: str, capacity: int) -> simpy.Container:
+    def _slots(self, name: str, capacity: int) -> Slots:
         """A pool of ``capacity`` buffers; a sink with a ``level`` method hears its use."""
         level = getattr(self.sink, "level", None)
         if level is None:
-            return simpy.Container(self.env, capacity=capacity, init=capacity)
-        from accelsim.sim.slots import ObservedSlots
-
+            return Slots(self.env, capacity, capacity)
         return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity))
 
     # ------------------------------------------------------------------ run
@@ -248,10 +247,10 @@ class LayerSimulation:
         self.l2_slots = self._slots("l2", self.l2_tiles)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
-        self.l2_ready = simpy.Store(env)
-        self.ready = simpy.Store(env)
-        self.drain_q = simpy.Store(env)
-        self.wb_q = simpy.Store(env)
+        self.l2_ready = Fifo(env)
+        self.ready = Fifo(env)
+        self.drain_q = Fifo(env)
+        self.wb_q = Fifo(env)
         # read-after-write: a partial-sum read-back waits for the drain of the previous visit
         # to land in L2 (by drain step); a DMA read of spilled outputs for their write-back
         self.partial_sums = Milestones(env, in_key_order=True)
@@ -262,7 +261,7 @@ class LayerSimulation:
         # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
         # a tile's words the next one does not keep are freed once it has been distributed)
         space = self.tiles.prefetch_space_words(self.l2_space_words)
-        self.l2_space = simpy.Container(env, capacity=space, init=space) if space else None
+        self.l2_space = Slots(env, space, space) if space else None
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
