@@ -211,9 +211,10 @@ class LayerSimulation:
     def _slots(self, name: str, capacity: int) -> Slots:
         """A pool of ``capacity`` buffers; a sink with a ``level`` method hears its use."""
         level = getattr(self.sink, "level", None)
-        if level is None:
-            return Slots(self.env, capacity, capacity)
-        return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity))
+        if level is None:  # one process takes from each pool, one buffer at a time
+            return Slots(self.env, capacity, capacity, one_taker_of_one=True)
+        return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity),
+                             one_taker_of_one=True)
 
     # ------------------------------------------------------------------ run
     def run(self) -> LayerResult:
@@ -313,7 +314,9 @@ class LayerSimulation:
             self.progress(self.count.steps_done, self.cm.steps)
 
     def clock(self) -> int:
-        """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
+        """The current cycle (every delay is a whole number of cycles, so the clock is too;
+        the processes read it as ``int(env._now)``, SimPy's field behind ``env.now``, in one
+        step instead of two calls)."""
         return int(self.env.now)
 
     def _channel_request(self) -> simpy.resources.resource.Request:
@@ -356,7 +359,7 @@ class LayerSimulation:
                 request = self._channel_request()
                 yield request
                 st.phase = "dma"
-                st.start = self.clock()
+                st.start = int(env._now)
                 if self.values is not None:
                     self.values.tile_loaded(st.tile)
                 yield env.timeout(busy)
@@ -373,13 +376,14 @@ class LayerSimulation:
                     continue
             elif self.values is not None:
                 self.values.tile_loaded(st.tile)
-            self.l2_ready.put(TileArrival(st.tile, self.clock()))
+            self.l2_ready.put(TileArrival(st.tile, int(env._now)))
             st.tile += 1
         st.phase = "done"
 
     def _arrive(self, st: ProcessState, latency: int) -> Process:
-        yield self.env.timeout(latency)
-        self.l2_ready.put(TileArrival(st.tile, self.clock()))
+        env = self.env
+        yield env.timeout(latency)
+        self.l2_ready.put(TileArrival(st.tile, int(env._now)))
         self._retire()
 
     def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator[simpy.Event, Any, bool]:
@@ -387,7 +391,7 @@ class LayerSimulation:
         (The key lives in ``st`` so a warp can move it.)"""
         env = self.env
         while True:
-            if milestones.landed_through(st.key, self.clock()):
+            if milestones.landed_through(st.key, int(env._now)):
                 return True
             cycle = milestones.cycle_of(st.key)
             if cycle is not None:
@@ -427,7 +431,7 @@ class LayerSimulation:
         return demand.weight.words > 0
 
     def _distribute(self) -> Process:
-        st, profile = self.states["distribute"], self.profile
+        env, st, profile = self.env, self.states["distribute"], self.profile
         total = self.cm.steps
         cursor = LoopCursor(profile, self.tiles.steps_per_tile)
         st.step = 0
@@ -442,7 +446,7 @@ class LayerSimulation:
                 st.tile, st.l2_arrival = arrival.tile, arrival.cycle
             st.phase = "slot"
             yield self.l1_slots.get(1)
-            st.since = self.clock()
+            st.since = int(env._now)
             if demand.readback.words:  # not before the previous visit's drain has landed
                 st.key = profile.visits.previous_end(st.step)
                 # a visit in which no PE worked drained nothing: the one before it did
@@ -451,7 +455,7 @@ class LayerSimulation:
             if self.barrier != "none" and st.step and self._at_barrier(st.step, demand):
                 st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
                 yield from self._wait(self.partial_sums, st, "psum")
-            held = self.clock() - st.since  # cycles the step was held for partial sums or the barrier
+            held = int(env._now) - st.since  # cycles the step was held for partial sums or the barrier
             if parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts)
@@ -459,7 +463,7 @@ class LayerSimulation:
             if self.values is not None:
                 self.values.delivered(st.step, demand)
             latency = self.rates.ingress_latency_of(demand.used_rows, demand.used_cols)
-            self.ready.put(StepToken(st.step, demand, self.clock() + latency,
+            self.ready.put(StepToken(st.step, demand, int(env._now) + latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -550,11 +554,11 @@ class LayerSimulation:
         step_cycles: dict[int, int] = {}  # a demand's compute cycles, by the demand's id
         while count.steps_done < total:
             st.phase = "ready"
-            st.since = self.clock()
+            st.since = int(env._now)
             token: StepToken = yield self.ready.get()
             st.token = token
             d = token.demand
-            st.start = max(self.clock(), token.arrival)
+            st.start = max(int(env._now), token.arrival)
             waited = st.start - st.since
             dram_part = min(waited, max(0, token.l2_arrival - st.since))
             # holding the read-back for its partial sums delayed the arrival by up to ``held``
@@ -580,14 +584,14 @@ class LayerSimulation:
                 self._record("pe_array", "compute", st.start, env.now, token.step, "", d.macs, d.active_pes)
             if self.values is not None:
                 self.values.computed(token.step)
-            st.done_at = self.clock()
+            st.done_at = int(env._now)
             last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
             self.l1_slots.put(1)
             if d.drain_groups or last_tile_step:
                 st.phase = "out_slot"
                 yield self.out_slots.get(1)
-                st.stalls[2] = self.clock() - st.done_at
-                self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
+                st.stalls[2] = int(env._now) - st.done_at
+                self.drain_q.put(DrainToken(token.step, d, int(env._now) + self.pipeline,
                                             token.tile if last_tile_step else -1))
                 if self._announces(d):
                     self.partial_sums.promise(token.step)
@@ -609,7 +613,7 @@ class LayerSimulation:
             st.token = None
             if self.progress is not None:
                 self.progress(count.steps_done, total)
-        self.accounted_until = self.clock()  # the last step's computation and its output-buffer wait
+        self.accounted_until = int(env._now)  # the last step's computation and its output-buffer wait
         st.phase = "done"
         self.drain_q.put(None)
 
@@ -653,7 +657,7 @@ class LayerSimulation:
                     self.values.drained(token.step, d)
             # a later visit reads these partial sums back once they landed; a barrier waits for them
             if self._announces(d):
-                self.partial_sums.announce(token.step, self.clock() + latency)
+                self.partial_sums.announce(token.step, int(env._now) + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
             if latency:
@@ -670,7 +674,7 @@ class LayerSimulation:
         self._landed(st.tile)
 
     def _landed(self, tile: int) -> None:
-        self.track.drain_end = max(self.track.drain_end, self.clock())
+        self.track.drain_end = max(self.track.drain_end, int(self.env._now))
         if tile >= 0:
             self.wb_q.put(tile)
 
@@ -689,17 +693,17 @@ class LayerSimulation:
             request = self._channel_request()
             yield request
             st.phase = "dma"
-            st.start = self.clock()
+            st.start = int(env._now)
             yield env.timeout(busy)
             self._record("dram", "write", st.start, env.now + latency, st.tile, "output", td.write_words)
             if self.values is not None:
                 self.values.written_back(st.tile)
-            self.write_backs.announce(st.tile, self.clock() + latency)
+            self.write_backs.announce(st.tile, int(env._now) + latency)
             self.dram.release(request)
             out = self.count.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
-            self.track.write_end = max(self.track.write_end, self.clock() + latency)
+            self.track.write_end = max(self.track.write_end, int(env._now) + latency)
         self._finish()
 
     # ------------------------------------------------------------------ result

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import simpy
@@ -31,11 +32,11 @@ class Lattice:
     cycle: int
     dims: tuple[tuple[int, int, int], ...] = ()
 
-    @property
+    @cached_property
     def last_key(self) -> int:
         return self.base + sum((n - 1) * k for n, k, _ in self.dims)
 
-    @property
+    @cached_property
     def last_cycle(self) -> int:
         """The latest landing of any member."""
         return self.cycle + sum((n - 1) * max(0, c) for n, _, c in self.dims)
