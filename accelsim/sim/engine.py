@@ -131,6 +131,20 @@ class SimOptions:
         return idealized(self.mode, self.ideal)
 
 
+@dataclass(frozen=True)
+class Burst:
+    """One step's transfers on a network, back to back: ``parts`` (tensor, words, cycles,
+    packets), their ``cycles`` in all, and whether any part lists its ``packets``."""
+
+    parts: list[tuple[str, int, int, tuple[int, ...]]]
+    cycles: int
+    packets: bool
+
+    @staticmethod
+    def of(parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Burst:
+        return Burst(parts, sum(serial for _, _, serial, _ in parts), any(listed for _, _, _, listed in parts))
+
+
 class LayerSimulation:
     """Simulate one compiled layer on one hardware spec."""
 
@@ -280,7 +294,8 @@ class LayerSimulation:
             Channel(self.dram, processes), Channel(self.noc, processes),
             Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
             Tally(self.count, self.track)], self._jumped)
-        self._parts_cache: dict[int, list] = {}
+        self._parts_cache: dict[int, Burst] = {}  # by the demand's id (the profile keeps every demand)
+        self._drain_cache: dict[int, Burst] = {}
         self.finished = env.event()
         context.attach(self.warp)
         self._spawn(self._dma_in(), self.states["dma_in"])
@@ -405,7 +420,7 @@ class LayerSimulation:
             yield env.timeout(cycle - env.now)
         return True
 
-    def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
+    def _parts(self, demand: StepDemand) -> Burst:
         """A step's transfers on the distribution network: (tensor, words, cycles, packets).
         The tensors share the network for the step's ``ingress_cycles``; each is shown for its
         share of them, in proportion to its words (the cycles add up to the step's)."""
@@ -414,13 +429,21 @@ class LayerSimulation:
             sets = [(tensor, ts) for tensor, ts in (("input", demand.input), ("weight", demand.weight),
                                                     ("output", demand.readback)) if ts.words]
             total = sum(ts.words for _, ts in sets)
-            found, sent, shown = [], 0, 0
+            parts, sent, shown = [], 0, 0
             for tensor, ts in sets:
                 sent += ts.words
                 share = ceil(sent * demand.ingress_cycles / total) - shown
                 shown += share
-                found.append((tensor, ts.words, share, ts.packet_words))
-            self._parts_cache[id(demand)] = found
+                parts.append((tensor, ts.words, share, ts.packet_words))
+            found = self._parts_cache[id(demand)] = Burst.of(parts)
+        return found
+
+    def _drain_burst(self, demand: StepDemand) -> Burst:
+        """A step's transfer on the reduction network (its drain groups)."""
+        found = self._drain_cache.get(id(demand))
+        if found is None:
+            found = self._drain_cache[id(demand)] = Burst.of(
+                [("output", demand.drain_words, demand.reduction_serial_cycles, demand.drain_group_words)])
         return found
 
     def _at_barrier(self, step: int, demand: StepDemand) -> bool:
@@ -456,7 +479,7 @@ class LayerSimulation:
                 st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
                 yield from self._wait(self.partial_sums, st, "psum")
             held = int(env._now) - st.since  # cycles the step was held for partial sums or the barrier
-            if parts:
+            if parts.parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts)
             self._count_ingress(demand)
@@ -480,10 +503,9 @@ class LayerSimulation:
         if freed:
             self.l2_space.put(freed)
 
-    def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
-        """Occupy a network for all ``parts`` (tensor, words, cycles, packets) of one step,
-        back to back. ``network`` is None when one process owns it alone.
+    def _send(self, network: simpy.Resource | None, component: str, step: int, burst: Burst) -> Process:
+        """Occupy a network for all parts (tensor, words, cycles, packets) of one step's
+        ``burst``, back to back. ``network`` is None when one process owns it alone.
 
         Per-PE execution also sends the listed packets one by one in a process of their own,
         which must end exactly when the burst does (checked)."""
@@ -491,14 +513,9 @@ class LayerSimulation:
         request = network.request() if network is not None else None
         if request is not None:
             yield request
-        start = env.now
-        total = 0
-        packets = False
-        for _, _, serial, listed in parts:
-            total += serial
-            packets = packets or bool(listed)
-        if packets:
-            env.process(self._packets(component, step, parts, start + total))
+        parts, total = burst.parts, burst.cycles
+        if burst.packets:
+            env.process(self._packets(component, step, parts, env.now + total))
         yield env.timeout(total)
         start = env.now - total
         for tensor, words, serial, _ in parts:
@@ -644,11 +661,10 @@ class LayerSimulation:
             d = token.demand
             latency = 0
             if d.drain_groups:
-                part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 # pipelined behind the words: the reduction's depth, then a write queue's backlog
                 latency = self.rates.reduction_latency_cycles(d.drain_max_group) + d.drain_queue_cycles
                 st.phase = "send"
-                yield from self._send(self.egress, "reduction_noc", token.step, [part])
+                yield from self._send(self.egress, "reduction_noc", token.step, self._drain_burst(d))
                 out = self.count.acc["output"]
                 out.l1_read += d.drain_pe_words
                 out.l2_write += d.drain_words

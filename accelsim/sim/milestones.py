@@ -15,8 +15,7 @@ stride larger than everything the inner ones span).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import simpy
@@ -31,15 +30,14 @@ class Lattice:
     base: int
     cycle: int
     dims: tuple[tuple[int, int, int], ...] = ()
+    last_key: int = field(init=False, repr=False, compare=False)  # the largest member
+    last_cycle: int = field(init=False, repr=False, compare=False)  # the latest landing of any member
 
-    @cached_property
-    def last_key(self) -> int:
-        return self.base + sum((n - 1) * k for n, k, _ in self.dims)
-
-    @cached_property
-    def last_cycle(self) -> int:
-        """The latest landing of any member."""
-        return self.cycle + sum((n - 1) * max(0, c) for n, _, c in self.dims)
+    def __post_init__(self) -> None:
+        dims = self.dims
+        object.__setattr__(self, "last_key", self.base + sum((n - 1) * k for n, k, _ in dims) if dims else self.base)
+        object.__setattr__(self, "last_cycle",
+                           self.cycle + sum((n - 1) * max(0, c) for n, _, c in dims) if dims else self.cycle)
 
     def cycle_of(self, key: int) -> int | None:
         """Landing of result ``key`` if it is a member, else None."""

@@ -22,28 +22,29 @@ creation), so the events left are processed in the same order as before.
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Any, Callable
 
 import simpy
+from simpy.events import NORMAL
 
 
 class Granted(simpy.Event):
-    """A put or get: ``amount`` words or buffers (a pool) or ``item`` (a queue); succeeds once
-    granted. Its only callback is the one given (the resource's trigger of the other side)."""
+    """A put or get of ``amount`` words or buffers (a pool; 0 for a queue); succeeds once
+    granted. Its ``callbacks``: the resource's trigger of the other side, if any."""
 
-    def __init__(self, env: simpy.Environment, callback: Callable[[Any], None] | None, amount: int = 0,
-                 item: Any = None):
+    def __init__(self, env: simpy.Environment, callbacks: list[Callable[[Any], None]], amount: int = 0):
         self.env = env
-        self.callbacks = [callback] if callback is not None else []
+        self.callbacks = callbacks
         self.amount = amount
-        self.item = item
 
 
 def _grant(env: simpy.Environment, event: Granted, value: Any = None) -> None:
-    """``event.succeed(value)`` (the event is known to be pending)."""
-    event._ok = True  # noqa: SLF001 (SimPy's event fields, as Event.succeed sets them)
+    """``event.succeed(value)`` (the event is known to be pending), as SimPy schedules it: now,
+    normal priority, after every event scheduled so far."""
+    event._ok = True  # noqa: SLF001 (SimPy's event and queue fields, as Event.succeed sets them)
     event._value = value  # noqa: SLF001
-    env.schedule(event)
+    heappush(env._queue, (env._now, NORMAL, next(env._eid), event))  # noqa: SLF001
 
 
 class Slots:
@@ -64,7 +65,7 @@ class Slots:
         """The level has changed (nothing to tell here)."""
 
     def put(self, amount: int) -> Granted:
-        event = Granted(self.env, self._trigger_get, amount)
+        event = Granted(self.env, [self._trigger_get], amount)
         if self.put_queue:
             self.put_queue.append(event)
             self._trigger_put(None)
@@ -78,7 +79,7 @@ class Slots:
         return event
 
     def get(self, amount: int) -> Granted:
-        event = Granted(self.env, self._trigger_put, amount)
+        event = Granted(self.env, [self._trigger_put], amount)
         if self.get_queue:
             self.get_queue.append(event)
             self._trigger_get(None)
@@ -136,12 +137,15 @@ class Fifo:
         """Append ``item``; its event only where the taker waits (see the module's docstring)."""
         self.items.append(item)
         if self.get_queue:
-            _grant(self.env, Granted(self.env, self._trigger_get, item=item))
+            _grant(self.env, Granted(self.env, [self._trigger_get]))
 
     def get(self) -> Granted:
-        event = Granted(self.env, None)
-        self.get_queue.append(event)
-        self._trigger_get(None)
+        event = Granted(self.env, [])
+        if not self.get_queue and self.items:  # granted at once, as the trigger would
+            _grant(self.env, event, self.items.pop(0))
+        else:
+            self.get_queue.append(event)
+            self._trigger_get(None)
         return event
 
     def _trigger_get(self, _: Any) -> None:
