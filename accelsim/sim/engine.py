@@ -145,6 +145,24 @@ class Burst:
         return Burst(parts, sum(serial for _, _, serial, _ in parts), any(listed for _, _, _, listed in parts))
 
 
+@dataclass(frozen=True)
+class Ingress:
+    """What one step's delivery adds to the counters, in words (``macs``: MACs, each reading
+    one word of every tensor in L1), and its operands' ``latency`` in cycles."""
+
+    input_l2_read: int
+    input_l1_write: int
+    weight_l2_read: int
+    weight_l1_write: int
+    macs: int
+    output_l2_read: int
+    output_l1_write: int
+    noc_words: int
+    noc_dest: int  # delivered into L1 by the network (forwarded words are not)
+    forwarded: int
+    latency: int
+
+
 class LayerSimulation:
     """Simulate one compiled layer on one hardware spec."""
 
@@ -296,6 +314,7 @@ class LayerSimulation:
             Tally(self.count, self.track)], self._jumped)
         self._parts_cache: dict[int, Burst] = {}  # by the demand's id (the profile keeps every demand)
         self._drain_cache: dict[int, Burst] = {}
+        self._ingress_cache: dict[int, Ingress] = {}
         self.finished = env.event()
         context.attach(self.warp)
         self._spawn(self._dma_in(), self.states["dma_in"])
@@ -482,11 +501,11 @@ class LayerSimulation:
             if parts.parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts)
-            self._count_ingress(demand)
+            ingress = self._ingress(demand)
+            self._count_ingress(ingress)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
-            latency = self.rates.ingress_latency_of(demand.used_rows, demand.used_cols)
-            self.ready.put(StepToken(st.step, demand, int(env._now) + latency,
+            self.ready.put(StepToken(st.step, demand, int(env._now) + ingress.latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -541,25 +560,44 @@ class LayerSimulation:
         if env.now != end:
             raise AssertionError(f"step {step}: packets end at {env.now}, transfers at {end}")
 
-    def _count_ingress(self, d: StepDemand) -> None:
-        """Count one step's operand deliveries and MAC operand accesses (words forwarded between
-        neighbours are written into L1 but not carried by the network)."""
-        acc = self.count.acc
-        for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            if tensor not in self.profile_options.l2_bypass:  # a bypassed operand's words come from DRAM
-                acc[tensor].l2_read += ts.words
-            acc[tensor].l1_write += ts.dest_words
-            acc[tensor].l1_read += d.macs
-            self.count.noc_words += ts.words
-            self.count.noc_dest += ts.dest_words
-        self.count.noc_dest -= d.forwarded_words
-        self.count.forwarded += d.forwarded_words
-        out = acc["output"]
-        out.l2_read += d.readback.words
-        out.l1_write += d.readback.dest_words + d.macs
-        out.l1_read += d.macs
-        self.count.noc_words += d.readback.words
-        self.count.noc_dest += d.readback.dest_words
+    def _ingress(self, d: StepDemand) -> Ingress:
+        """One step's operand deliveries and MAC operand accesses (words forwarded between
+        neighbours are written into L1 but not carried by the network), and its operands'
+        latency; cached by the demand's id."""
+        found = self._ingress_cache.get(id(d))
+        if found is None:
+            bypass = self.profile_options.l2_bypass  # a bypassed operand's words come from DRAM
+            found = self._ingress_cache[id(d)] = Ingress(
+                input_l2_read=d.input.words if "input" not in bypass else 0,
+                input_l1_write=d.input.dest_words,
+                weight_l2_read=d.weight.words if "weight" not in bypass else 0,
+                weight_l1_write=d.weight.dest_words,
+                macs=d.macs,
+                output_l2_read=d.readback.words,
+                output_l1_write=d.readback.dest_words + d.macs,
+                noc_words=d.input.words + d.weight.words + d.readback.words,
+                noc_dest=d.input.dest_words + d.weight.dest_words - d.forwarded_words + d.readback.dest_words,
+                forwarded=d.forwarded_words,
+                latency=self.rates.ingress_latency_of(d.used_rows, d.used_cols))
+        return found
+
+    def _count_ingress(self, x: Ingress) -> None:
+        """Count one step's :class:`Ingress`."""
+        count = self.count
+        acc = count.acc
+        inp, weight, out = acc["input"], acc["weight"], acc["output"]
+        inp.l2_read += x.input_l2_read
+        inp.l1_write += x.input_l1_write
+        inp.l1_read += x.macs
+        weight.l2_read += x.weight_l2_read
+        weight.l1_write += x.weight_l1_write
+        weight.l1_read += x.macs
+        out.l2_read += x.output_l2_read
+        out.l1_write += x.output_l1_write
+        out.l1_read += x.macs
+        count.noc_words += x.noc_words
+        count.noc_dest += x.noc_dest
+        count.forwarded += x.forwarded
 
     def _compute(self) -> Process:
         env, st = self.env, self.states["compute"]
@@ -567,12 +605,14 @@ class LayerSimulation:
         fold = self.options.systolic_fold
         on_arrival = self.rates.multiply_on_arrival
         total = self.cm.steps
-        count = self.count
+        count, stall, track = self.count, self.count.stall, self.track
+        ready, l1_slots, out_slots, drain_q = self.ready, self.l1_slots, self.out_slots, self.drain_q
+        partial_sums, per_pe, sink = self.partial_sums, self.options.per_pe, self.sink
         step_cycles: dict[int, int] = {}  # a demand's compute cycles, by the demand's id
         while count.steps_done < total:
             st.phase = "ready"
             st.since = int(env._now)
-            token: StepToken = yield self.ready.get()
+            token: StepToken = yield ready.get()
             st.token = token
             d = token.demand
             st.start = max(int(env._now), token.arrival)
@@ -589,7 +629,7 @@ class LayerSimulation:
             if fold is not None:
                 st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
                                                                        "weight": d.weight.words})
-            if self.options.per_pe:
+            if per_pe:
                 for pe, macs in enumerate(d.pe_macs):
                     if macs:
                         cycles = int(compute_cycles(macs, mpc, d.ingress_cycles, on_arrival))
@@ -603,21 +643,21 @@ class LayerSimulation:
                 self.values.computed(token.step)
             st.done_at = int(env._now)
             last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
-            self.l1_slots.put(1)
+            l1_slots.put(1)
             if d.drain_groups or last_tile_step:
                 st.phase = "out_slot"
-                yield self.out_slots.get(1)
+                yield out_slots.get(1)
                 st.stalls[2] = int(env._now) - st.done_at
-                self.drain_q.put(DrainToken(token.step, d, int(env._now) + self.pipeline,
-                                            token.tile if last_tile_step else -1))
+                drain_q.put(DrainToken(token.step, d, int(env._now) + self.pipeline,
+                                       token.tile if last_tile_step else -1))
                 if self._announces(d):
-                    self.partial_sums.promise(token.step)
-            self.partial_sums.reach(token.step + 1)
+                    partial_sums.promise(token.step)
+            partial_sums.reach(token.step + 1)
             stalls = st.stalls
-            count.stall["dram"] += stalls[0]
-            count.stall["distribution_noc"] += stalls[1]
-            count.stall["reduction"] += stalls[2] + int(st.held_part)
-            if self.sink is not None:
+            stall["dram"] += stalls[0]
+            stall["distribution_noc"] += stalls[1]
+            stall["reduction"] += stalls[2] + int(st.held_part)
+            if sink is not None:
                 w = st.since
                 self._stall("dram", w, w + stalls[0], token.step)
                 self._stall("reduction", w + stalls[0], w + stalls[0] + st.held_part, token.step)
@@ -625,7 +665,8 @@ class LayerSimulation:
                 self._stall("reduction", st.done_at, st.done_at + stalls[2], token.step)
             count.busy += st.cycles
             count.macs += d.macs
-            self.track.compute_end = max(self.track.compute_end, st.done_at)
+            if st.done_at > track.compute_end:
+                track.compute_end = st.done_at
             count.steps_done += 1
             st.token = None
             if self.progress is not None:

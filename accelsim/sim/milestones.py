@@ -15,29 +15,30 @@ stride larger than everything the inner ones span).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Iterator
 
 import simpy
 
 
-@dataclass(frozen=True)
 class Lattice:
     """Results ``base + sum(i_d * key_stride_d)`` in place at ``cycle + sum(i_d * cycle_stride_d)``
     for every ``0 <= i_d < count_d``; ``dims`` = ((count, key_stride, cycle_stride), ...),
-    outermost first."""
+    outermost first; ``last_key``: the largest member, ``last_cycle``: the latest landing of
+    any member. Never changed once made (a plain class: a dataclass's frozen constructor cost
+    more than the rest of an announcement)."""
 
-    base: int
-    cycle: int
-    dims: tuple[tuple[int, int, int], ...] = ()
-    last_key: int = field(init=False, repr=False, compare=False)  # the largest member
-    last_cycle: int = field(init=False, repr=False, compare=False)  # the latest landing of any member
+    __slots__ = ("base", "cycle", "dims", "last_key", "last_cycle")
 
-    def __post_init__(self) -> None:
-        dims = self.dims
-        object.__setattr__(self, "last_key", self.base + sum((n - 1) * k for n, k, _ in dims) if dims else self.base)
-        object.__setattr__(self, "last_cycle",
-                           self.cycle + sum((n - 1) * max(0, c) for n, _, c in dims) if dims else self.cycle)
+    def __init__(self, base: int, cycle: int, dims: tuple[tuple[int, int, int], ...] = ()):
+        self.base = base
+        self.cycle = cycle
+        self.dims = dims
+        if dims:
+            self.last_key = base + sum((n - 1) * k for n, k, _ in dims)
+            self.last_cycle = cycle + sum((n - 1) * max(0, c) for n, _, c in dims)
+        else:
+            self.last_key = base
+            self.last_cycle = cycle
 
     def cycle_of(self, key: int) -> int | None:
         """Landing of result ``key`` if it is a member, else None."""
