@@ -1,6 +1,7 @@
 """The SimPy engine: executes a compiled tile schedule on a hardware model.
 
-Five processes cooperate through SimPy stores and containers:
+Five processes cooperate through queues and buffer pools (:mod:`accelsim.sim.slots`, SimPy's
+stores and containers, cheaper):
 
 - ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered;
   with ``l2.prefetch: free_space`` a single-buffered L2 holds up to two tiles, the next one
