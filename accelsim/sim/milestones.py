@@ -95,6 +95,7 @@ class Milestones:
         self.single: dict[int, int] = {}  # key -> landing of single results
         self.lattices: list[Lattice] = []  # the log's lattices with dimensions
         self.spans: list[tuple[int, int]] = []  # per lattice, its first and last key
+        self.reach_by: list[int] = []  # per lattice, the largest last key of it and all before it
         self.first_keys: list[int] = []  # per log entry (in key order when in_key_order)
         self.landed_by: list[int] = []  # per log entry, the latest landing of it and all before
         self.promised: set[int] = set()  # promised and not yet announced
@@ -120,6 +121,7 @@ class Milestones:
         """Record a lattice of results (a skipped block's announcements)."""
         self.lattices.append(lattice)
         self.spans.append((lattice.base, lattice.last_key))
+        self.reach_by.append(max(self.reach_by[-1], lattice.last_key) if self.reach_by else lattice.last_key)
         self._append(lattice)
 
     def _append(self, lattice: Lattice) -> None:
@@ -148,8 +150,10 @@ class Milestones:
         found = self.single.get(key)
         if found is not None:
             return found
-        spans = self.spans
+        spans, reach_by = self.spans, self.reach_by
         for i in range(len(spans) - 1, -1, -1):  # the latest first; a key beyond a span is no member
+            if reach_by[i] < key:
+                break  # no lattice up to this one reaches the key
             first, last = spans[i]
             if first <= key <= last:
                 found = self.lattices[i].cycle_of(key)
