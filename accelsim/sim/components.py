@@ -260,8 +260,7 @@ class Announcements(Plain):
         ms = self.milestones
         key_stride = jump.period_steps if self.by_step else jump.period_tiles
         for lattice in ms.log[before:]:
-            ms.add(lattice.shifted(key_stride, jump.period_cycles).repeated(jump.periods, key_stride,
-                                                                           jump.period_cycles))
+            ms.add(lattice.repeated(jump.periods, key_stride, jump.period_cycles))
         if self.by_step:
             ms.promised = {p + jump.steps for p in ms.promised}
             ms.reached += jump.steps

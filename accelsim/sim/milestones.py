@@ -75,11 +75,10 @@ class Lattice:
                 stack.append((d + 1, key + i * key_stride, at + i * cycle_stride))
 
     def repeated(self, count: int, key_stride: int, cycle_stride: int) -> "Lattice":
-        """This lattice and ``count - 1`` copies, each ``key_stride`` and ``cycle_stride`` on."""
-        return Lattice(self.base, self.cycle, ((count, key_stride, cycle_stride),) + self.dims)
-
-    def shifted(self, keys: int, cycles: int) -> "Lattice":
-        return Lattice(self.base + keys, self.cycle + cycles, self.dims)
+        """``count`` copies of this lattice, the first ``key_stride`` and ``cycle_stride`` on
+        from it, each further one as far on again."""
+        return Lattice(self.base + key_stride, self.cycle + cycle_stride,
+                       ((count, key_stride, cycle_stride),) + self.dims)
 
 
 class Milestones:
