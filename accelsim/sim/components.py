@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import simpy
 
 from accelsim.sim.milestones import Milestones
+from accelsim.sim.slots import Fifo, Slots
 from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, TileArrival, Trackers
 from accelsim.sim.warp import Checkpoint, InFlight, Jump, Origin
 
@@ -117,7 +118,7 @@ class Processes(Plain):
 class StepQueue(Plain):
     """Steps delivered and waiting for the array (:class:`StepToken`)."""
 
-    def __init__(self, store: simpy.Store):
+    def __init__(self, store: Fifo):
         self.store = store
 
     def canonical(self, origin: Origin) -> tuple:
@@ -137,7 +138,7 @@ class StepQueue(Plain):
 class DrainQueue(Plain):
     """Computed steps waiting to drain (:class:`DrainToken`; None: the end)."""
 
-    def __init__(self, store: simpy.Store):
+    def __init__(self, store: Fifo):
         self.store = store
 
     def canonical(self, origin: Origin) -> tuple:
@@ -159,7 +160,7 @@ class DrainQueue(Plain):
 class TileQueue(Plain):
     """Output tiles waiting for their write-back (None: the end)."""
 
-    def __init__(self, store: simpy.Store):
+    def __init__(self, store: Fifo):
         self.store = store
 
     def canonical(self, origin: Origin) -> tuple:
@@ -175,7 +176,7 @@ class TileQueue(Plain):
 class ArrivalQueue(Plain):
     """L2 tiles in place, waiting for the distribution (:class:`TileArrival`)."""
 
-    def __init__(self, store: simpy.Store):
+    def __init__(self, store: Fifo):
         self.store = store
 
     def canonical(self, origin: Origin) -> tuple:
@@ -196,7 +197,7 @@ class ArrivalQueue(Plain):
 class Pools(Plain):
     """Buffer pools: their levels."""
 
-    def __init__(self, pools: Sequence[simpy.Container]):
+    def __init__(self, pools: Sequence[Slots]):
         self.pools = list(pools)
 
     def canonical(self, origin: Origin) -> tuple:
@@ -259,8 +260,7 @@ class Announcements(Plain):
         ms = self.milestones
         key_stride = jump.period_steps if self.by_step else jump.period_tiles
         for lattice in ms.log[before:]:
-            ms.add(lattice.shifted(key_stride, jump.period_cycles).repeated(jump.periods, key_stride,
-                                                                           jump.period_cycles))
+            ms.add(lattice.repeated(jump.periods, key_stride, jump.period_cycles))
         if self.by_step:
             ms.promised = {p + jump.steps for p in ms.promised}
             ms.reached += jump.steps

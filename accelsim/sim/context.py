@@ -15,11 +15,11 @@ compares were both taken while it ran alone, with nothing started in between.
 from __future__ import annotations
 
 import heapq
+from heapq import heappop
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import simpy
-from simpy.core import EmptySchedule
 
 if TYPE_CHECKING:  # the warps of the simulations running on this context
     from accelsim.sim.warp import Origin, Warp
@@ -68,15 +68,24 @@ class SimContext:
         """Process every event; at the first moment with no event left at the current cycle
         after the solo simulation reached a checkpoint, let its warp take it."""
         env = self.env
-        step, peek = env.step, env.peek
         while True:
+            queue = env._queue  # noqa: SLF001 (a warp's shift replaces it)
             warp = self.solo
-            if warp is not None and warp.pending and peek() > env.now:
+            if warp is not None and warp.pending and (not queue or queue[0][0] > env._now):  # noqa: SLF001
                 warp.take()
-            try:
-                step()
-            except EmptySchedule:
+                queue = env._queue  # noqa: SLF001
+            if not queue:
                 return
+            # SimPy's Environment.step, inline: the next event's callbacks; a failed event
+            # that no callback defused ends the run with its exception
+            env._now, _, _, event = heappop(queue)  # noqa: SLF001
+            callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
+                exc = type(event._value)(*event._value.args)  # noqa: SLF001
+                exc.__cause__ = event._value  # noqa: SLF001
+                raise exc
 
     def pending(self, origin: Origin, label: Callable[[Any, int], tuple],
                 offchip: Callable[[tuple], bool]) -> Queue:

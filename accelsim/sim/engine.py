@@ -1,6 +1,7 @@
 """The SimPy engine: executes a compiled tile schedule on a hardware model.
 
-Five processes cooperate through SimPy stores and containers:
+Five processes cooperate through queues and buffer pools (:mod:`accelsim.sim.slots`, SimPy's
+stores and containers, cheaper):
 
 - ``dma_in`` fetches every L2 tile from DRAM into a free L2 buffer (two when double-buffered;
   with ``l2.prefetch: free_space`` a single-buffered L2 holds up to two tiles, the next one
@@ -72,6 +73,7 @@ from accelsim.sim.records import Counters, DrainToken, ProcessState, StepToken, 
 from accelsim.sim.components import (
     Announcements, ArrivalQueue, Channel, DrainQueue, Pools, Processes, StepQueue, Tally, TileQueue)
 from accelsim.sim.context import SimContext
+from accelsim.sim.slots import Fifo, ObservedSlots, Slots
 from accelsim.sim.warp import LoopCursor, Warp
 
 Process = Generator[simpy.Event, Any, None]  # a SimPy process body
@@ -128,6 +130,38 @@ class SimOptions:
     def idealized(self) -> frozenset[str]:
         """The effects replaced by MAESTRO's ideal: all of them in mode ``maestro``, else ``ideal``."""
         return idealized(self.mode, self.ideal)
+
+
+@dataclass(frozen=True)
+class Burst:
+    """One step's transfers on a network, back to back: ``parts`` (tensor, words, cycles,
+    packets), their ``cycles`` in all, and whether any part lists its ``packets``."""
+
+    parts: list[tuple[str, int, int, tuple[int, ...]]]
+    cycles: int
+    packets: bool
+
+    @staticmethod
+    def of(parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Burst:
+        return Burst(parts, sum(serial for _, _, serial, _ in parts), any(listed for _, _, _, listed in parts))
+
+
+@dataclass(frozen=True)
+class Ingress:
+    """What one step's delivery adds to the counters, in words (``macs``: MACs, each reading
+    one word of every tensor in L1), and its operands' ``latency`` in cycles."""
+
+    input_l2_read: int
+    input_l1_write: int
+    weight_l2_read: int
+    weight_l1_write: int
+    macs: int
+    output_l2_read: int
+    output_l1_write: int
+    noc_words: int
+    noc_dest: int  # delivered into L1 by the network (forwarded words are not)
+    forwarded: int
+    latency: int
 
 
 class LayerSimulation:
@@ -207,14 +241,13 @@ class LayerSimulation:
         if self.sink is not None and end > start:
             self.sink("pe_array", f"stall_{cause}", int(start), int(end), step, "", 0, 0)
 
-    def _slots(self, name: str, capacity: int) -> simpy.Container:
+    def _slots(self, name: str, capacity: int) -> Slots:
         """A pool of ``capacity`` buffers; a sink with a ``level`` method hears its use."""
         level = getattr(self.sink, "level", None)
-        if level is None:
-            return simpy.Container(self.env, capacity=capacity, init=capacity)
-        from accelsim.sim.slots import ObservedSlots
-
-        return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity))
+        if level is None:  # one process takes from each pool, one buffer at a time
+            return Slots(self.env, capacity, capacity, one_taker_of_one=True)
+        return ObservedSlots(self.env, capacity, lambda in_use: level(name, int(self.env.now), in_use, capacity),
+                             one_taker_of_one=True)
 
     # ------------------------------------------------------------------ run
     def run(self) -> LayerResult:
@@ -248,10 +281,10 @@ class LayerSimulation:
         self.l2_slots = self._slots("l2", self.l2_tiles)
         self.l1_slots = self._slots("l1_operand", self.operand_slots)
         self.out_slots = self._slots("l1_output", self.buffers)
-        self.l2_ready = simpy.Store(env)
-        self.ready = simpy.Store(env)
-        self.drain_q = simpy.Store(env)
-        self.wb_q = simpy.Store(env)
+        self.l2_ready = Fifo(env)
+        self.ready = Fifo(env)
+        self.drain_q = Fifo(env)
+        self.wb_q = Fifo(env)
         # read-after-write: a partial-sum read-back waits for the drain of the previous visit
         # to land in L2 (by drain step); a DMA read of spilled outputs for their write-back
         self.partial_sums = Milestones(env, in_key_order=True)
@@ -262,7 +295,7 @@ class LayerSimulation:
         # with prefetch, L2's free words (a tile's new words are taken when its fetch begins;
         # a tile's words the next one does not keep are freed once it has been distributed)
         space = self.tiles.prefetch_space_words(self.l2_space_words)
-        self.l2_space = simpy.Container(env, capacity=space, init=space) if space else None
+        self.l2_space = Slots(env, space, space) if space else None
         if self.values is not None:
             self.values.start(self.profile)
         self.count = Counters()
@@ -280,7 +313,9 @@ class LayerSimulation:
             Channel(self.dram, processes), Channel(self.noc, processes),
             Announcements(self.partial_sums, by_step=True), Announcements(self.write_backs, by_step=False),
             Tally(self.count, self.track)], self._jumped)
-        self._parts_cache: dict[int, list] = {}
+        self._parts_cache: dict[int, Burst] = {}  # by the demand's id (the profile keeps every demand)
+        self._drain_cache: dict[int, Burst] = {}
+        self._ingress_cache: dict[int, Ingress] = {}
         self.finished = env.event()
         context.attach(self.warp)
         self._spawn(self._dma_in(), self.states["dma_in"])
@@ -314,7 +349,9 @@ class LayerSimulation:
             self.progress(self.count.steps_done, self.cm.steps)
 
     def clock(self) -> int:
-        """The current cycle (every delay is a whole number of cycles, so the clock is too)."""
+        """The current cycle (every delay is a whole number of cycles, so the clock is too;
+        the processes read it as ``int(env._now)``, SimPy's field behind ``env.now``, in one
+        step instead of two calls)."""
         return int(self.env.now)
 
     def _channel_request(self) -> simpy.resources.resource.Request:
@@ -357,7 +394,7 @@ class LayerSimulation:
                 request = self._channel_request()
                 yield request
                 st.phase = "dma"
-                st.start = self.clock()
+                st.start = int(env._now)
                 if self.values is not None:
                     self.values.tile_loaded(st.tile)
                 yield env.timeout(busy)
@@ -374,13 +411,14 @@ class LayerSimulation:
                     continue
             elif self.values is not None:
                 self.values.tile_loaded(st.tile)
-            self.l2_ready.put(TileArrival(st.tile, self.clock()))
+            self.l2_ready.put(TileArrival(st.tile, int(env._now)))
             st.tile += 1
         st.phase = "done"
 
     def _arrive(self, st: ProcessState, latency: int) -> Process:
-        yield self.env.timeout(latency)
-        self.l2_ready.put(TileArrival(st.tile, self.clock()))
+        env = self.env
+        yield env.timeout(latency)
+        self.l2_ready.put(TileArrival(st.tile, int(env._now)))
         self._retire()
 
     def _wait(self, milestones: Milestones, st: ProcessState, what: str) -> Generator[simpy.Event, Any, bool]:
@@ -388,7 +426,7 @@ class LayerSimulation:
         (The key lives in ``st`` so a warp can move it.)"""
         env = self.env
         while True:
-            if milestones.landed_through(st.key, self.clock()):
+            if milestones.landed_through(st.key, int(env._now)):
                 return True
             cycle = milestones.cycle_of(st.key)
             if cycle is not None:
@@ -402,7 +440,7 @@ class LayerSimulation:
             yield env.timeout(cycle - env.now)
         return True
 
-    def _parts(self, demand: StepDemand) -> list[tuple[str, int, int, tuple[int, ...]]]:
+    def _parts(self, demand: StepDemand) -> Burst:
         """A step's transfers on the distribution network: (tensor, words, cycles, packets).
         The tensors share the network for the step's ``ingress_cycles``; each is shown for its
         share of them, in proportion to its words (the cycles add up to the step's)."""
@@ -411,13 +449,21 @@ class LayerSimulation:
             sets = [(tensor, ts) for tensor, ts in (("input", demand.input), ("weight", demand.weight),
                                                     ("output", demand.readback)) if ts.words]
             total = sum(ts.words for _, ts in sets)
-            found, sent, shown = [], 0, 0
+            parts, sent, shown = [], 0, 0
             for tensor, ts in sets:
                 sent += ts.words
                 share = ceil(sent * demand.ingress_cycles / total) - shown
                 shown += share
-                found.append((tensor, ts.words, share, ts.packet_words))
-            self._parts_cache[id(demand)] = found
+                parts.append((tensor, ts.words, share, ts.packet_words))
+            found = self._parts_cache[id(demand)] = Burst.of(parts)
+        return found
+
+    def _drain_burst(self, demand: StepDemand) -> Burst:
+        """A step's transfer on the reduction network (its drain groups)."""
+        found = self._drain_cache.get(id(demand))
+        if found is None:
+            found = self._drain_cache[id(demand)] = Burst.of(
+                [("output", demand.drain_words, demand.reduction_serial_cycles, demand.drain_group_words)])
         return found
 
     def _at_barrier(self, step: int, demand: StepDemand) -> bool:
@@ -428,7 +474,7 @@ class LayerSimulation:
         return demand.weight.words > 0
 
     def _distribute(self) -> Process:
-        st, profile = self.states["distribute"], self.profile
+        env, st, profile = self.env, self.states["distribute"], self.profile
         total = self.cm.steps
         cursor = LoopCursor(profile, self.tiles.steps_per_tile)
         st.step = 0
@@ -443,7 +489,7 @@ class LayerSimulation:
                 st.tile, st.l2_arrival = arrival.tile, arrival.cycle
             st.phase = "slot"
             yield self.l1_slots.get(1)
-            st.since = self.clock()
+            st.since = int(env._now)
             if demand.readback.words:  # not before the previous visit's drain has landed
                 st.key = profile.visits.previous_end(st.step)
                 # a visit in which no PE worked drained nothing: the one before it did
@@ -452,15 +498,15 @@ class LayerSimulation:
             if self.barrier != "none" and st.step and self._at_barrier(st.step, demand):
                 st.key = st.step - st.step % profile.run_steps - 1  # the last drain so far
                 yield from self._wait(self.partial_sums, st, "psum")
-            held = self.clock() - st.since  # cycles the step was held for partial sums or the barrier
-            if parts:
+            held = int(env._now) - st.since  # cycles the step was held for partial sums or the barrier
+            if parts.parts:
                 st.phase = "send"
                 yield from self._send(self.noc, "distribution_noc", st.step, parts)
-            self._count_ingress(demand)
+            ingress = self._ingress(demand)
+            self._count_ingress(ingress)
             if self.values is not None:
                 self.values.delivered(st.step, demand)
-            latency = self.rates.ingress_latency_of(demand.used_rows, demand.used_cols)
-            self.ready.put(StepToken(st.step, demand, self.clock() + latency,
+            self.ready.put(StepToken(st.step, demand, int(env._now) + ingress.latency,
                                      st.l2_arrival if demand.tile_first else 0, held, st.tile))
             if demand.tile_last:
                 self.l2_slots.put(1)
@@ -477,10 +523,9 @@ class LayerSimulation:
         if freed:
             self.l2_space.put(freed)
 
-    def _send(self, network: simpy.Resource | None, component: str, step: int,
-              parts: list[tuple[str, int, int, tuple[int, ...]]]) -> Process:
-        """Occupy a network for all ``parts`` (tensor, words, cycles, packets) of one step,
-        back to back. ``network`` is None when one process owns it alone.
+    def _send(self, network: simpy.Resource | None, component: str, step: int, burst: Burst) -> Process:
+        """Occupy a network for all parts (tensor, words, cycles, packets) of one step's
+        ``burst``, back to back. ``network`` is None when one process owns it alone.
 
         Per-PE execution also sends the listed packets one by one in a process of their own,
         which must end exactly when the burst does (checked)."""
@@ -488,14 +533,9 @@ class LayerSimulation:
         request = network.request() if network is not None else None
         if request is not None:
             yield request
-        start = env.now
-        total = 0
-        packets = False
-        for _, _, serial, listed in parts:
-            total += serial
-            packets = packets or bool(listed)
-        if packets:
-            env.process(self._packets(component, step, parts, start + total))
+        parts, total = burst.parts, burst.cycles
+        if burst.packets:
+            env.process(self._packets(component, step, parts, env.now + total))
         yield env.timeout(total)
         start = env.now - total
         for tensor, words, serial, _ in parts:
@@ -521,25 +561,44 @@ class LayerSimulation:
         if env.now != end:
             raise AssertionError(f"step {step}: packets end at {env.now}, transfers at {end}")
 
-    def _count_ingress(self, d: StepDemand) -> None:
-        """Count one step's operand deliveries and MAC operand accesses (words forwarded between
-        neighbours are written into L1 but not carried by the network)."""
-        acc = self.count.acc
-        for tensor, ts in (("input", d.input), ("weight", d.weight)):
-            if tensor not in self.profile_options.l2_bypass:  # a bypassed operand's words come from DRAM
-                acc[tensor].l2_read += ts.words
-            acc[tensor].l1_write += ts.dest_words
-            acc[tensor].l1_read += d.macs
-            self.count.noc_words += ts.words
-            self.count.noc_dest += ts.dest_words
-        self.count.noc_dest -= d.forwarded_words
-        self.count.forwarded += d.forwarded_words
-        out = acc["output"]
-        out.l2_read += d.readback.words
-        out.l1_write += d.readback.dest_words + d.macs
-        out.l1_read += d.macs
-        self.count.noc_words += d.readback.words
-        self.count.noc_dest += d.readback.dest_words
+    def _ingress(self, d: StepDemand) -> Ingress:
+        """One step's operand deliveries and MAC operand accesses (words forwarded between
+        neighbours are written into L1 but not carried by the network), and its operands'
+        latency; cached by the demand's id."""
+        found = self._ingress_cache.get(id(d))
+        if found is None:
+            bypass = self.profile_options.l2_bypass  # a bypassed operand's words come from DRAM
+            found = self._ingress_cache[id(d)] = Ingress(
+                input_l2_read=d.input.words if "input" not in bypass else 0,
+                input_l1_write=d.input.dest_words,
+                weight_l2_read=d.weight.words if "weight" not in bypass else 0,
+                weight_l1_write=d.weight.dest_words,
+                macs=d.macs,
+                output_l2_read=d.readback.words,
+                output_l1_write=d.readback.dest_words + d.macs,
+                noc_words=d.input.words + d.weight.words + d.readback.words,
+                noc_dest=d.input.dest_words + d.weight.dest_words - d.forwarded_words + d.readback.dest_words,
+                forwarded=d.forwarded_words,
+                latency=self.rates.ingress_latency_of(d.used_rows, d.used_cols))
+        return found
+
+    def _count_ingress(self, x: Ingress) -> None:
+        """Count one step's :class:`Ingress`."""
+        count = self.count
+        acc = count.acc
+        inp, weight, out = acc["input"], acc["weight"], acc["output"]
+        inp.l2_read += x.input_l2_read
+        inp.l1_write += x.input_l1_write
+        inp.l1_read += x.macs
+        weight.l2_read += x.weight_l2_read
+        weight.l1_write += x.weight_l1_write
+        weight.l1_read += x.macs
+        out.l2_read += x.output_l2_read
+        out.l1_write += x.output_l1_write
+        out.l1_read += x.macs
+        count.noc_words += x.noc_words
+        count.noc_dest += x.noc_dest
+        count.forwarded += x.forwarded
 
     def _compute(self) -> Process:
         env, st = self.env, self.states["compute"]
@@ -547,15 +606,17 @@ class LayerSimulation:
         fold = self.options.systolic_fold
         on_arrival = self.rates.multiply_on_arrival
         total = self.cm.steps
-        count = self.count
+        count, stall, track = self.count, self.count.stall, self.track
+        ready, l1_slots, out_slots, drain_q = self.ready, self.l1_slots, self.out_slots, self.drain_q
+        partial_sums, per_pe, sink = self.partial_sums, self.options.per_pe, self.sink
         step_cycles: dict[int, int] = {}  # a demand's compute cycles, by the demand's id
         while count.steps_done < total:
             st.phase = "ready"
-            st.since = self.clock()
-            token: StepToken = yield self.ready.get()
+            st.since = int(env._now)
+            token: StepToken = yield ready.get()
             st.token = token
             d = token.demand
-            st.start = max(self.clock(), token.arrival)
+            st.start = max(int(env._now), token.arrival)
             waited = st.start - st.since
             dram_part = min(waited, max(0, token.l2_arrival - st.since))
             # holding the read-back for its partial sums delayed the arrival by up to ``held``
@@ -569,7 +630,7 @@ class LayerSimulation:
             if fold is not None:
                 st.cycles += fold.overhead_cycles(d.drain_groups > 0, {"input": d.input.words,
                                                                        "weight": d.weight.words})
-            if self.options.per_pe:
+            if per_pe:
                 for pe, macs in enumerate(d.pe_macs):
                     if macs:
                         cycles = int(compute_cycles(macs, mpc, d.ingress_cycles, on_arrival))
@@ -581,23 +642,23 @@ class LayerSimulation:
                 self._record("pe_array", "compute", st.start, env.now, token.step, "", d.macs, d.active_pes)
             if self.values is not None:
                 self.values.computed(token.step)
-            st.done_at = self.clock()
+            st.done_at = int(env._now)
             last_tile_step = d.tile_last and self.tiles.traffic(token.tile).write_words > 0
-            self.l1_slots.put(1)
+            l1_slots.put(1)
             if d.drain_groups or last_tile_step:
                 st.phase = "out_slot"
-                yield self.out_slots.get(1)
-                st.stalls[2] = self.clock() - st.done_at
-                self.drain_q.put(DrainToken(token.step, d, self.clock() + self.pipeline,
-                                            token.tile if last_tile_step else -1))
+                yield out_slots.get(1)
+                st.stalls[2] = int(env._now) - st.done_at
+                drain_q.put(DrainToken(token.step, d, int(env._now) + self.pipeline,
+                                       token.tile if last_tile_step else -1))
                 if self._announces(d):
-                    self.partial_sums.promise(token.step)
-            self.partial_sums.reach(token.step + 1)
+                    partial_sums.promise(token.step)
+            partial_sums.reach(token.step + 1)
             stalls = st.stalls
-            count.stall["dram"] += stalls[0]
-            count.stall["distribution_noc"] += stalls[1]
-            count.stall["reduction"] += stalls[2] + int(st.held_part)
-            if self.sink is not None:
+            stall["dram"] += stalls[0]
+            stall["distribution_noc"] += stalls[1]
+            stall["reduction"] += stalls[2] + int(st.held_part)
+            if sink is not None:
                 w = st.since
                 self._stall("dram", w, w + stalls[0], token.step)
                 self._stall("reduction", w + stalls[0], w + stalls[0] + st.held_part, token.step)
@@ -605,12 +666,13 @@ class LayerSimulation:
                 self._stall("reduction", st.done_at, st.done_at + stalls[2], token.step)
             count.busy += st.cycles
             count.macs += d.macs
-            self.track.compute_end = max(self.track.compute_end, st.done_at)
+            if st.done_at > track.compute_end:
+                track.compute_end = st.done_at
             count.steps_done += 1
             st.token = None
             if self.progress is not None:
                 self.progress(count.steps_done, total)
-        self.accounted_until = self.clock()  # the last step's computation and its output-buffer wait
+        self.accounted_until = int(env._now)  # the last step's computation and its output-buffer wait
         st.phase = "done"
         self.drain_q.put(None)
 
@@ -641,11 +703,10 @@ class LayerSimulation:
             d = token.demand
             latency = 0
             if d.drain_groups:
-                part = ("output", d.drain_words, d.reduction_serial_cycles, d.drain_group_words)
                 # pipelined behind the words: the reduction's depth, then a write queue's backlog
                 latency = self.rates.reduction_latency_cycles(d.drain_max_group) + d.drain_queue_cycles
                 st.phase = "send"
-                yield from self._send(self.egress, "reduction_noc", token.step, [part])
+                yield from self._send(self.egress, "reduction_noc", token.step, self._drain_burst(d))
                 out = self.count.acc["output"]
                 out.l1_read += d.drain_pe_words
                 out.l2_write += d.drain_words
@@ -654,7 +715,7 @@ class LayerSimulation:
                     self.values.drained(token.step, d)
             # a later visit reads these partial sums back once they landed; a barrier waits for them
             if self._announces(d):
-                self.partial_sums.announce(token.step, self.clock() + latency)
+                self.partial_sums.announce(token.step, int(env._now) + latency)
             self.out_slots.put(1)  # the PE buffers are free once the words have left
             st.token = None
             if latency:
@@ -671,7 +732,7 @@ class LayerSimulation:
         self._landed(st.tile)
 
     def _landed(self, tile: int) -> None:
-        self.track.drain_end = max(self.track.drain_end, self.clock())
+        self.track.drain_end = max(self.track.drain_end, int(self.env._now))
         if tile >= 0:
             self.wb_q.put(tile)
 
@@ -690,17 +751,17 @@ class LayerSimulation:
             request = self._channel_request()
             yield request
             st.phase = "dma"
-            st.start = self.clock()
+            st.start = int(env._now)
             yield env.timeout(busy)
             self._record("dram", "write", st.start, env.now + latency, st.tile, "output", td.write_words)
             if self.values is not None:
                 self.values.written_back(st.tile)
-            self.write_backs.announce(st.tile, self.clock() + latency)
+            self.write_backs.announce(st.tile, int(env._now) + latency)
             self.dram.release(request)
             out = self.count.acc["output"]
             out.l2_read += td.write_words
             out.dram_write += td.write_words
-            self.track.write_end = max(self.track.write_end, self.clock() + latency)
+            self.track.write_end = max(self.track.write_end, int(env._now) + latency)
         self._finish()
 
     # ------------------------------------------------------------------ result

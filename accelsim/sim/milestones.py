@@ -15,30 +15,30 @@ stride larger than everything the inner ones span).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Iterator
 
 import simpy
 
 
-@dataclass(frozen=True)
 class Lattice:
     """Results ``base + sum(i_d * key_stride_d)`` in place at ``cycle + sum(i_d * cycle_stride_d)``
     for every ``0 <= i_d < count_d``; ``dims`` = ((count, key_stride, cycle_stride), ...),
-    outermost first."""
+    outermost first; ``last_key``: the largest member, ``last_cycle``: the latest landing of
+    any member. Never changed once made (a plain class: a dataclass's frozen constructor cost
+    more than the rest of an announcement)."""
 
-    base: int
-    cycle: int
-    dims: tuple[tuple[int, int, int], ...] = ()
+    __slots__ = ("base", "cycle", "dims", "last_key", "last_cycle")
 
-    @property
-    def last_key(self) -> int:
-        return self.base + sum((n - 1) * k for n, k, _ in self.dims)
-
-    @property
-    def last_cycle(self) -> int:
-        """The latest landing of any member."""
-        return self.cycle + sum((n - 1) * max(0, c) for n, _, c in self.dims)
+    def __init__(self, base: int, cycle: int, dims: tuple[tuple[int, int, int], ...] = ()):
+        self.base = base
+        self.cycle = cycle
+        self.dims = dims
+        if dims:
+            self.last_key = base + sum((n - 1) * k for n, k, _ in dims)
+            self.last_cycle = cycle + sum((n - 1) * max(0, c) for n, _, c in dims)
+        else:
+            self.last_key = base
+            self.last_cycle = cycle
 
     def cycle_of(self, key: int) -> int | None:
         """Landing of result ``key`` if it is a member, else None."""
@@ -75,11 +75,10 @@ class Lattice:
                 stack.append((d + 1, key + i * key_stride, at + i * cycle_stride))
 
     def repeated(self, count: int, key_stride: int, cycle_stride: int) -> "Lattice":
-        """This lattice and ``count - 1`` copies, each ``key_stride`` and ``cycle_stride`` on."""
-        return Lattice(self.base, self.cycle, ((count, key_stride, cycle_stride),) + self.dims)
-
-    def shifted(self, keys: int, cycles: int) -> "Lattice":
-        return Lattice(self.base + keys, self.cycle + cycles, self.dims)
+        """``count`` copies of this lattice, the first ``key_stride`` and ``cycle_stride`` on
+        from it, each further one as far on again."""
+        return Lattice(self.base + key_stride, self.cycle + cycle_stride,
+                       ((count, key_stride, cycle_stride),) + self.dims)
 
 
 class Milestones:
@@ -95,6 +94,7 @@ class Milestones:
         self.single: dict[int, int] = {}  # key -> landing of single results
         self.lattices: list[Lattice] = []  # the log's lattices with dimensions
         self.spans: list[tuple[int, int]] = []  # per lattice, its first and last key
+        self.reach_by: list[int] = []  # per lattice, the largest last key of it and all before it
         self.first_keys: list[int] = []  # per log entry (in key order when in_key_order)
         self.landed_by: list[int] = []  # per log entry, the latest landing of it and all before
         self.promised: set[int] = set()  # promised and not yet announced
@@ -120,6 +120,7 @@ class Milestones:
         """Record a lattice of results (a skipped block's announcements)."""
         self.lattices.append(lattice)
         self.spans.append((lattice.base, lattice.last_key))
+        self.reach_by.append(max(self.reach_by[-1], lattice.last_key) if self.reach_by else lattice.last_key)
         self._append(lattice)
 
     def _append(self, lattice: Lattice) -> None:
@@ -148,8 +149,10 @@ class Milestones:
         found = self.single.get(key)
         if found is not None:
             return found
-        spans = self.spans
+        spans, reach_by = self.spans, self.reach_by
         for i in range(len(spans) - 1, -1, -1):  # the latest first; a key beyond a span is no member
+            if reach_by[i] < key:
+                break  # no lattice up to this one reaches the key
             first, last = spans[i]
             if first <= key <= last:
                 found = self.lattices[i].cycle_of(key)
