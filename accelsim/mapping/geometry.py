@@ -39,6 +39,7 @@ the last step before ``t`` in which a PE worked is found by one decrement, not a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import product
 from math import ceil, prod
 
@@ -103,36 +104,58 @@ def pe_index(cm: CompiledMapping, units: Units) -> np.ndarray:
 # boxes
 @dataclass(frozen=True)
 class Boxes:
-    """Boxes of some PEs at some steps: start and extent per loop-nest dimension, arrays of one
-    common shape (usually (cases, PEs)); extents are 0 where the PE is idle."""
+    """Boxes of some PEs at some steps: start and extent per loop-nest dimension ``dims``,
+    stacked as ``starts`` and ``extents`` (dims, *shape) (shape usually (cases, PEs));
+    extents are 0 where the PE is idle."""
 
-    start: dict[str, np.ndarray]
-    extent: dict[str, np.ndarray]
+    dims: tuple[str, ...]
+    starts: np.ndarray
+    extents: np.ndarray
     active: np.ndarray
     _tensors: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def start(self) -> dict[str, np.ndarray]:
+        """Start of each dimension (arrays of the boxes' shape)."""
+        return dict(zip(self.dims, self.starts))
+
+    @cached_property
+    def extent(self) -> dict[str, np.ndarray]:
+        """Extent of each dimension (arrays of the boxes' shape; 0 where idle)."""
+        return dict(zip(self.dims, self.extents))
 
     def tensor(self, nest: LoopNest, role: str) -> tuple[np.ndarray, np.ndarray]:
         """lo/hi index of tensor ``role`` per axis: arrays (axes, *shape)."""
         if role not in self._tensors:
-            self._tensors[role] = tensor_box(nest, role, self.start, self.extent)
+            self._tensors[role] = _stacked_tensor_box(nest, role, self.dims, self.starts, self.extents)
         return self._tensors[role]
 
     def volume(self) -> np.ndarray:
         """MACs of each box (0 where idle)."""
-        out = np.ones(self.active.shape, dtype=np.int64)
-        for e in self.extent.values():
-            out = out * e
-        return out
+        return self.extents.prod(axis=0)
 
 
 def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
                extent: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """lo/hi index per axis of tensor ``role`` over boxes given per dimension: (axes, *shape)."""
-    lo, hi = [], []
-    for axis in nest.tensors[role]:
-        lo.append(sum(c * start[d] for d, c in axis))
-        hi.append(sum(c * (start[d] + extent[d] - 1) for d, c in axis))
-    return np.stack(lo), np.stack(hi)
+    dims = tuple(start)
+    return _stacked_tensor_box(nest, role, dims, np.stack([np.asarray(start[d], dtype=np.int64) for d in dims]),
+                               np.stack([np.asarray(extent[d], dtype=np.int64) for d in dims]))
+
+
+def _stacked_tensor_box(nest: LoopNest, role: str, dims: tuple[str, ...], starts: np.ndarray,
+                        extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tensor_box` of boxes stacked per dimension (dims, *shape): each axis index is
+    an integer combination of the dimensions' indices, so one matrix product per corner."""
+    axes = nest.tensors[role]
+    pos = {d: i for i, d in enumerate(dims)}
+    coef = np.zeros((len(axes), len(dims)), dtype=np.int64)
+    for a, axis in enumerate(axes):
+        for d, c in axis:
+            coef[a, pos[d]] += c
+    shape = (len(axes),) + starts.shape[1:]
+    flat = starts.reshape(len(dims), -1)
+    return (coef @ flat).reshape(shape), (coef @ (flat + extents.reshape(len(dims), -1) - 1)).reshape(shape)
 
 
 def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -149,32 +172,41 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
     padding reaches works on padding."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
     loop_of = _loop_of(cm)
+    dims = tuple(cm.nest.dims)
+    pos = {d: i for i, d in enumerate(dims)}
     # plain integers until a directive moves or clips a dimension (fewer array operations)
-    start: dict[str, np.ndarray | int] = dict.fromkeys(cm.nest.dims, 0)
-    extent: dict[str, np.ndarray | int] = dict(cm.nest.dims)
+    start: list[np.ndarray | int] = [0] * len(dims)
+    extent: list[np.ndarray | int] = list(cm.nest.dims.values())
     active = np.ones(shape, dtype=bool)
     for li, level in enumerate(cm.levels):
-        fi = loop_of.get((li, level.spatial[0].dim)) if level.spatial else None
+        spatial = level.spatial
+        fi = loop_of.get((li, spatial[0].dim)) if spatial else None
         window = (idx[fi] if fi is not None else 0) * level.units + units[li]
-        active &= window < level.spatial_windows
+        active &= window < max((d.windows for d in spatial), default=1)
         for ld in level.directives:
+            offset: np.ndarray | int
             if ld.kind == "temporal":
                 ti = loop_of.get((li, ld.dim))
                 if ti is None:
                     continue  # one window starting at 0 covering the extent
                 offset = idx[ti] * ld.offset
             else:
-                offset = window * ld.offset
-            start[ld.dim] = start[ld.dim] + offset
-            clipped = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
+                offset = window * ld.offset if ld.offset else 0
+            d = pos[ld.dim]
+            start[d] = start[d] + offset
+            clipped = np.maximum(np.minimum(ld.size, extent[d] - offset), 0)
             if padded and (pad_dims is None or ld.dim in pad_dims):
                 active &= clipped > 0
                 clipped = np.where(clipped > 0, ld.size, 0)
-            extent[ld.dim] = clipped
-    for d in cm.nest.dims:
-        active &= extent[d] > 0
-    return Boxes({d: np.broadcast_to(np.asarray(v, dtype=np.int64), shape) for d, v in start.items()},
-                 {d: np.where(active, e, 0).astype(np.int64, copy=False) for d, e in extent.items()}, active)
+            extent[d] = clipped
+    starts = np.empty((len(dims),) + shape, dtype=np.int64)
+    extents = np.empty((len(dims),) + shape, dtype=np.int64)
+    for d in range(len(dims)):
+        starts[d] = start[d]
+        extents[d] = extent[d]
+    active &= extents.min(axis=0, initial=1) > 0
+    extents *= active
+    return Boxes(dims, starts, extents, active)
 
 
 def output_dims(nest: LoopNest) -> frozenset[str]:
@@ -187,7 +219,7 @@ def pe_boxes(cm: CompiledMapping, idx: Index, pes: np.ndarray) -> Boxes:
     units, member = unit_indices(cm, pes)
     b = boxes(cm, idx, [u[None, :] for u in units])
     active = b.active & member[None, :]
-    return Boxes(b.start, {d: np.where(active, e, 0) for d, e in b.extent.items()}, active)
+    return Boxes(b.dims, b.starts, b.extents * active, active)
 
 
 def pe_extent_bound(cm: CompiledMapping) -> dict[str, int]:
@@ -417,15 +449,35 @@ def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
     out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
     out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
-    for li in range(first_free, len(cm.loops)):
+    _settle_last_active(cm, out, np.full(shape[:1], first_free, dtype=np.int64), units, points)
+    return out
+
+
+def _settle_last_active(cm: CompiledMapping, out: Index, free_from: np.ndarray, units: Units,
+                        points: list[list[int]]) -> None:
+    """:func:`last_active` in place on ``out`` (one array per loop, (rows, ...) each) with the
+    first free loop given per row (``free_from``, (rows,)); a row's loops from its first free
+    one on must be 0. Loop by loop, the rows whose free loops have begun are settled together
+    (the loops after the current one are 0 for them)."""
+    loops = len(cm.loops)
+    zero = np.zeros((1,) * max(len(out[0].shape) if out else 1, 1), dtype=np.int64)
+    for li in range(int(free_from.min(initial=loops)), loops):
+        sel = free_from <= li
+        rows = None if sel.all() else np.nonzero(sel)[0]
+        if rows is not None and len(rows) == 0:
+            continue
+        fixed = out[:li] if rows is None else [o[rows] for o in out[:li]]
         trips = cm.loops[li].trips
         ends = np.array(sorted({p - 1 for p in points[li] if p > 0} | {trips - 1}), dtype=np.int64)
-        trial = out[:li] + [ends.reshape((len(ends),) + (1,) * len(shape))] + out[li + 1:]
-        active = boxes(cm, trial, units).active  # (ends, *shape)
+        trial = fixed + [ends.reshape((len(ends),) + zero.shape)] + [zero] * (loops - li - 1)
+        active = boxes(cm, trial, units).active  # (ends, rows, ...)
         # the last end at which each tuple works (index 0 where it works at none)
         last = len(ends) - 1 - np.argmax(active[::-1], axis=0)
-        out[li] = np.where(active.any(axis=0), ends[last], 0)
-    return out
+        settled = np.where(active.any(axis=0), ends[last], 0)
+        if rows is None:
+            out[li] = settled
+        else:
+            out[li][rows] = settled
 
 
 def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
@@ -433,7 +485,8 @@ def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
     """For each row of ``rep`` (cases, loops) and each sub-unit tuple of ``units`` (arrays
     (1, n)): the loop indices of the last step before the case's step in which the tuple
     worked (meaningful for tuples working at the case's step), and whether the case's step has
-    a predecessor at all (not the first step)."""
+    a predecessor at all (not the first step). The step before has the innermost non-zero
+    index one lower and the loops inside it free (they are 0 in ``rep``)."""
     n, loops = rep.shape
     width = np.broadcast_shapes(*(np.shape(u) for u in units))[-1] if units else 1
     nonzero = rep > 0
@@ -442,12 +495,6 @@ def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
         np.full(n, -1)
     out = [np.broadcast_to(rep[:, i:i + 1], (n, width)).copy() for i in range(loops)]
     for j in range(loops):
-        rows = np.nonzero(innermost == j)[0]
-        if len(rows) == 0:
-            continue
-        fixed = [o[rows] for o in out[:j]] + [out[j][rows] - 1]
-        filled = last_active(cm, fixed + [np.zeros((len(rows), width), dtype=np.int64)] * (loops - j - 1),
-                             j + 1, units, points)
-        for i in range(loops):
-            out[i][rows] = filled[i]
+        out[j][innermost == j] -= 1
+    _settle_last_active(cm, out, np.where(has_prev, innermost + 1, loops), units, points)
     return out, has_prev
