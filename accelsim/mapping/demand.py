@@ -149,6 +149,27 @@ def unique_rows(table: np.ndarray, radices: Sequence[int]) -> list[list[int]]:
     return np.column_stack(columns[::-1]).tolist()
 
 
+def first_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the distinct rows of the integer ``table`` (rows, columns) in lexicographic order,
+    the index of each one's first occurrence, and for every row the number of its distinct
+    row: ``np.unique(table, axis=0, return_index=True, return_inverse=True)[1:]``. As in
+    :func:`unique_rows`, each row is read as one mixed-radix number (column ``j`` less its
+    least value, radix its span), so one 1-D unique of integers replaces a sort of rows;
+    the row sort where the numbers would not fit in 63 bits."""
+    if len(table) == 0 or table.shape[1] == 0:
+        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    low = table.min(axis=0)
+    spans = (table.max(axis=0) - low + 1).tolist()
+    if prod(spans) >= 2 ** 62:
+        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    weights = [prod(spans[j + 1:]) for j in range(len(spans))]
+    _, first, inverse = np.unique((table - low) @ np.array(weights, dtype=np.int64), return_index=True,
+                                  return_inverse=True)
+    return first, inverse
+
+
 @dataclass(frozen=True)
 class ProfileOptions:
     """How data moves: multicast or one packet per PE, and the bandwidths (words/cycle).
@@ -342,9 +363,8 @@ class _Grouping:
         shift = cls.first[klass] @ self.velocity  # (rows, axes): V u of each representative
         norm = keys - np.tile(shift, moving.shape[1]) * mask
         if self.injective:
-            table = np.column_stack([case, norm, cls.interval[klass][:, self.relevant]])
-            _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-            members = np.bincount(inverse.ravel(), weights=self.weight[klass], minlength=len(first)).astype(np.int64)
+            first, inverse = first_rows(np.column_stack([case, norm, cls.interval[klass][:, self.relevant]]))
+            members = np.bincount(inverse, weights=self.weight[klass], minlength=len(first)).astype(np.int64)
             return Groups(case[first], self.tuples[klass[first]], words[first].astype(np.int64), members)
         # enumerate the relevant sub-unit tuples of every row: a box is the representative's
         # moved by V (u - first)
@@ -352,9 +372,8 @@ class _Grouping:
         row = np.repeat(np.arange(len(case)), counts)
         moved = np.concatenate([self.moved[k] for k in klass])  # (tuples, axes), row by row
         table = keys[row] + np.tile(moved, moving.shape[1]) * mask[row]
-        table = np.column_stack([case[row], table])
-        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-        members = np.bincount(inverse.ravel(), weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
+        first, inverse = first_rows(np.column_stack([case[row], table]))
+        members = np.bincount(inverse, weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
         return Groups(case[row][first], np.ones(len(first), dtype=np.int64), words[row][first].astype(np.int64),
                        members)
 

@@ -39,13 +39,14 @@ the last step before ``t`` in which a PE worked is found by one decrement, not a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import product
 from math import ceil, prod
 
 import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.workload.loopnest import Axis
 from accelsim.workload.ops import LoopNest
 
 Index = list[np.ndarray]  # one int64 array per loop, broadcastable to (cases, n)
@@ -143,17 +144,25 @@ def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
                                np.stack([np.asarray(extent[d], dtype=np.int64) for d in dims]))
 
 
-def _stacked_tensor_box(nest: LoopNest, role: str, dims: tuple[str, ...], starts: np.ndarray,
-                        extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`tensor_box` of boxes stacked per dimension (dims, *shape): each axis index is
-    an integer combination of the dimensions' indices, so one matrix product per corner."""
-    axes = nest.tensors[role]
+@lru_cache(maxsize=256)
+def _coefficients(axes: tuple[Axis, ...], dims: tuple[str, ...]) -> np.ndarray:
+    """(axes, dims): the coefficient of each dimension in each tensor axis's index (cached:
+    the few tensors of a run's operators are asked for at every box)."""
     pos = {d: i for i, d in enumerate(dims)}
     coef = np.zeros((len(axes), len(dims)), dtype=np.int64)
     for a, axis in enumerate(axes):
         for d, c in axis:
             coef[a, pos[d]] += c
-    shape = (len(axes),) + starts.shape[1:]
+    coef.flags.writeable = False
+    return coef
+
+
+def _stacked_tensor_box(nest: LoopNest, role: str, dims: tuple[str, ...], starts: np.ndarray,
+                        extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tensor_box` of boxes stacked per dimension (dims, *shape): each axis index is
+    an integer combination of the dimensions' indices, so one matrix product per corner."""
+    coef = _coefficients(nest.tensors[role], dims)
+    shape = (len(coef),) + starts.shape[1:]
     flat = starts.reshape(len(dims), -1)
     return (coef @ flat).reshape(shape), (coef @ (flat + extents.reshape(len(dims), -1) - 1)).reshape(shape)
 
