@@ -449,16 +449,25 @@ def unit_velocity(cm: CompiledMapping, role: str) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------
 # activity along the nest
-def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
+def last_active(cm: CompiledMapping, idx: Index, first_free: int | np.ndarray, units: Units,
                 points: list[list[int]]) -> Index:
     """Set loops ``first_free ..`` (in order) to the last iteration in which each sub-unit tuple
     works, given the loops before them; ``idx`` supplies the fixed outer loops (arrays
-    broadcastable to (cases, n)). Activity is constant between consecutive points and a prefix,
-    so only each run's last index is tried (all of them at once, along a leading axis)."""
-    shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
-    out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
-    out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
-    _settle_last_active(cm, out, np.full(shape[:1], first_free, dtype=np.int64), units, points)
+    broadcastable to (cases, n)). ``first_free`` may differ by case (an array (cases,); the
+    indices ``idx`` gives at and after a case's first free loop are not read). Activity is
+    constant between consecutive points and a prefix, so only each run's last index is tried
+    (all of them at once, along a leading axis)."""
+    if isinstance(first_free, int):
+        shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
+        out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
+        out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
+        _settle_last_active(cm, out, np.full(shape[:1], first_free, dtype=np.int64), units, points)
+        return out
+    shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units), (len(first_free), 1))
+    out = [np.broadcast_to(i, shape).copy() for i in idx]
+    for li, o in enumerate(out):
+        o[first_free <= li] = 0
+    _settle_last_active(cm, out, first_free, units, points)
     return out
 
 
@@ -497,13 +506,9 @@ def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
     a predecessor at all (not the first step). The step before has the innermost non-zero
     index one lower and the loops inside it free (they are 0 in ``rep``)."""
     n, loops = rep.shape
-    width = np.broadcast_shapes(*(np.shape(u) for u in units))[-1] if units else 1
     nonzero = rep > 0
     has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
     innermost = np.where(has_prev, loops - 1 - np.argmax(nonzero[:, ::-1], axis=1), -1) if loops else \
         np.full(n, -1)
-    out = [np.broadcast_to(rep[:, i:i + 1], (n, width)).copy() for i in range(loops)]
-    for j in range(loops):
-        out[j][innermost == j] -= 1
-    _settle_last_active(cm, out, np.where(has_prev, innermost + 1, loops), units, points)
-    return out, has_prev
+    prev = rep - (innermost[:, None] == np.arange(loops)[None, :])
+    return last_active(cm, columns(prev), np.where(has_prev, innermost + 1, loops), units, points), has_prev
