@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import available_presets, load_hardware
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
-from accelsim.mapping.demand import unique_rows
+from accelsim.mapping.demand import first_rows, unique_rows
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
 
@@ -133,3 +133,15 @@ def test_unique_rows_falls_back_where_the_key_would_overflow():
     table = np.array([[1, 0], [0, 3], [1, 0]], dtype=np.int64)
     assert unique_rows(table, [2 ** 40, 2 ** 40]) == [[0, 3], [1, 0]]
     assert unique_rows(table, [2, 4]) == [[0, 3], [1, 0]]
+
+
+@given(table=hnp.arrays(np.int64, st.tuples(st.integers(0, 40), st.integers(0, 6)),
+                        elements=st.one_of(st.integers(-3, 3), st.sampled_from([-2 ** 40, 2 ** 40, 2 ** 61, -2 ** 61]))))
+def test_first_rows_is_numpys_row_unique(table):
+    """The chunked mixed-radix keys give numpy's first occurrences and distinct-row numbers:
+    small columns share a key, columns spanning 2**41 need ranks between chunks, one spanning
+    2**62 takes the row sort."""
+    _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    got_first, got_inverse = first_rows(table)
+    assert got_first.tolist() == first.tolist()
+    assert got_inverse.tolist() == inverse.ravel().tolist()
