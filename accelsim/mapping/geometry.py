@@ -172,50 +172,111 @@ def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.prod(np.maximum(hi - lo + 1, 0), axis=0)
 
 
+@dataclass(frozen=True)
+class _LevelPlan:
+    """What :func:`boxes` does at one level: the loop of its fold (None: one fold), its
+    sub-units and window count, the dimensions its directives move (index of the dimension,
+    of the loop whose index moves it or None for the sub-unit's window, and the offset), the
+    window size of each dimension it clips ((dims, 1): the largest int64 where a directive
+    neither moves nor clips) and the dimensions its directives clip."""
+
+    fold_loop: int | None
+    units: int
+    windows: int
+    moves: tuple[tuple[int, int | None, int], ...]
+    sizes: np.ndarray
+    clipped: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _BoxPlan:
+    """:func:`boxes`'s reading of a mapping, once per mapping: the dimensions, their extents
+    ((dims, 1)) and the levels' plans."""
+
+    dims: tuple[str, ...]
+    extents: np.ndarray
+    levels: tuple[_LevelPlan, ...]
+
+
+_PLANS: dict[int, tuple[CompiledMapping, _BoxPlan]] = {}
+PLAN_CACHE_LIMIT = 256  # mappings whose box plans are kept (the mapping is held with its plan)
+
+
+def _box_plan(cm: CompiledMapping) -> _BoxPlan:
+    """The plan of ``cm``'s boxes, cached by identity (each level has one directive per
+    dimension, so a level's directives move and clip distinct dimensions together)."""
+    found = _PLANS.get(id(cm))
+    if found is not None and found[0] is cm:
+        return found[1]
+    loop_of = _loop_of(cm)
+    dims = tuple(cm.nest.dims)
+    pos = {d: i for i, d in enumerate(dims)}
+    big = np.iinfo(np.int64).max
+    levels = []
+    for li, level in enumerate(cm.levels):
+        spatial = level.spatial
+        moves: list[tuple[int, int | None, int]] = []
+        sizes = [big] * len(dims)
+        for ld in level.directives:
+            d = pos[ld.dim]
+            if sizes[d] != big or any(m[0] == d for m in moves):
+                raise AssertionError(f"level {li} has two directives on {ld.dim}")
+            if ld.kind == "temporal":
+                ti = loop_of.get((li, ld.dim))
+                if ti is None:
+                    continue  # one window starting at 0 covering the extent
+                moves.append((d, ti, ld.offset))
+            elif ld.offset:
+                moves.append((d, None, ld.offset))
+            sizes[d] = ld.size
+        levels.append(_LevelPlan(loop_of.get((li, spatial[0].dim)) if spatial else None, level.units,
+                                 level.spatial_windows, tuple(moves),
+                                 np.array(sizes, dtype=np.int64).reshape(len(dims), 1),
+                                 tuple(d for d in range(len(dims)) if sizes[d] != big)))
+    plan = _BoxPlan(dims, np.array(list(cm.nest.dims.values()), dtype=np.int64).reshape(len(dims), 1), tuple(levels))
+    if len(_PLANS) >= PLAN_CACHE_LIMIT:
+        _PLANS.clear()
+    _PLANS[id(cm)] = (cm, plan)
+    return plan
+
+
 def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
           pad_dims: frozenset[str] | None = None) -> Boxes:
     """Boxes of sub-unit tuples ``units`` (one array per level) at loop indices ``idx`` (one
     array per loop); all arrays broadcast to one shape. ``padded``: a window clipped at its
     parent's end keeps its full size (the zero padding of a ragged tile, as STONNE sends it),
     in the dimensions ``pad_dims`` (None: every dimension); a sub-unit whose window the
-    padding reaches works on padding."""
+    padding reaches works on padding. All dimensions are computed together, stacked (dims,
+    *shape)."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
-    loop_of = _loop_of(cm)
-    dims = tuple(cm.nest.dims)
-    pos = {d: i for i, d in enumerate(dims)}
-    # plain integers until a directive moves or clips a dimension (fewer array operations)
-    start: list[np.ndarray | int] = [0] * len(dims)
-    extent: list[np.ndarray | int] = list(cm.nest.dims.values())
+    plan = _box_plan(cm)
+    stacked = (len(plan.dims),) + shape
+    column = (len(plan.dims),) + (1,) * len(shape)
+    starts = np.zeros(stacked, dtype=np.int64)
+    extents = np.empty(stacked, dtype=np.int64)
+    extents[...] = plan.extents.reshape(column)
     active = np.ones(shape, dtype=bool)
-    for li, level in enumerate(cm.levels):
-        spatial = level.spatial
-        fi = loop_of.get((li, spatial[0].dim)) if spatial else None
-        window = (idx[fi] if fi is not None else 0) * level.units + units[li]
-        active &= window < max((d.windows for d in spatial), default=1)
-        for ld in level.directives:
-            offset: np.ndarray | int
-            if ld.kind == "temporal":
-                ti = loop_of.get((li, ld.dim))
-                if ti is None:
-                    continue  # one window starting at 0 covering the extent
-                offset = idx[ti] * ld.offset
-            else:
-                offset = window * ld.offset if ld.offset else 0
-            d = pos[ld.dim]
-            start[d] = start[d] + offset
-            clipped = np.maximum(np.minimum(ld.size, extent[d] - offset), 0)
-            if padded and (pad_dims is None or ld.dim in pad_dims):
-                active &= clipped > 0
-                clipped = np.where(clipped > 0, ld.size, 0)
-            extent[d] = clipped
-    starts = np.empty((len(dims),) + shape, dtype=np.int64)
-    extents = np.empty((len(dims),) + shape, dtype=np.int64)
-    for d in range(len(dims)):
-        starts[d] = start[d]
-        extents[d] = extent[d]
+    for li, level in enumerate(plan.levels):
+        window = (idx[level.fold_loop] if level.fold_loop is not None else 0) * level.units + units[li]
+        active &= window < level.windows
+        if level.moves:
+            offsets = np.zeros(stacked, dtype=np.int64)
+            for d, loop, offset in level.moves:
+                offsets[d] = (window if loop is None else idx[loop]) * offset
+            starts += offsets
+            extents -= offsets
+        sizes = level.sizes.reshape(column)
+        np.minimum(extents, sizes, out=extents)
+        np.maximum(extents, 0, out=extents)
+        if padded:
+            pad = [d for d in level.clipped if pad_dims is None or plan.dims[d] in pad_dims]
+            if pad:
+                worked = extents[pad] > 0
+                active &= worked.all(axis=0)
+                extents[pad] = np.where(worked, sizes[pad], 0)
     active &= extents.min(axis=0, initial=1) > 0
     extents *= active
-    return Boxes(dims, starts, extents, active)
+    return Boxes(plan.dims, starts, extents, active)
 
 
 def output_dims(nest: LoopNest) -> frozenset[str]:
