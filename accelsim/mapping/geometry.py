@@ -144,27 +144,48 @@ def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
                                np.stack([np.asarray(extent[d], dtype=np.int64) for d in dims]))
 
 
+@dataclass(frozen=True)
+class _AxisTerms:
+    """A tensor's axis indices as terms of the dimensions' (stacked in ``dims`` order): each
+    axis's first term (``first`` dimension positions, ``scale`` their coefficients (axes, 1),
+    None where all are 1) and the further terms ``(axis, dimension position, coefficient)``."""
+
+    first: np.ndarray
+    scale: np.ndarray | None
+    more: tuple[tuple[int, int, int], ...]
+
+
 @lru_cache(maxsize=256)
-def _coefficients(axes: tuple[Axis, ...], dims: tuple[str, ...]) -> np.ndarray:
-    """(axes, dims): the coefficient of each dimension in each tensor axis's index (cached:
-    the few tensors of a run's operators are asked for at every box)."""
+def _axis_terms(axes: tuple[Axis, ...], dims: tuple[str, ...]) -> _AxisTerms:
+    """The terms of tensor axes ``axes`` (cached: the few tensors of a run's operators are
+    asked for at every box); an axis without terms reads as 0 times the first dimension."""
     pos = {d: i for i, d in enumerate(dims)}
-    coef = np.zeros((len(axes), len(dims)), dtype=np.int64)
+    first, scale, more = [], [], []
     for a, axis in enumerate(axes):
-        for d, c in axis:
-            coef[a, pos[d]] += c
-    coef.flags.writeable = False
-    return coef
+        terms = list(axis) or [(dims[0], 0)]
+        first.append(pos[terms[0][0]])
+        scale.append(terms[0][1])
+        more += [(a, pos[d], c) for d, c in terms[1:]]
+    return _AxisTerms(np.array(first, dtype=np.intp),
+                      None if all(c == 1 for c in scale) else np.array(scale, dtype=np.int64).reshape(len(axes), 1),
+                      tuple(more))
 
 
 def _stacked_tensor_box(nest: LoopNest, role: str, dims: tuple[str, ...], starts: np.ndarray,
                         extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tensor_box` of boxes stacked per dimension (dims, *shape): each axis index is
-    an integer combination of the dimensions' indices, so one matrix product per corner."""
-    coef = _coefficients(nest.tensors[role], dims)
-    shape = (len(coef),) + starts.shape[1:]
+    a sum of coefficient x dimension terms, gathered (first terms) and added (the rest)."""
+    terms = _axis_terms(nest.tensors[role], dims)
     flat = starts.reshape(len(dims), -1)
-    return (coef @ flat).reshape(shape), (coef @ (flat + extents.reshape(len(dims), -1) - 1)).reshape(shape)
+    corners = []
+    for point in (flat, flat + extents.reshape(len(dims), -1) - 1):
+        index = point[terms.first]
+        if terms.scale is not None:
+            index *= terms.scale
+        for a, d, c in terms.more:
+            index[a] += c * point[d]
+        corners.append(index.reshape((len(terms.first),) + starts.shape[1:]))
+    return corners[0], corners[1]
 
 
 def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
