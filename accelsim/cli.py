@@ -1430,12 +1430,40 @@ def _heartbeat_seconds() -> float:
 
 @dataclass
 class _LayerBeat:
-    """A layer in flight, as the heartbeat sees it: new rows scored, best cost so far, when it
-    started (monotonic seconds)."""
+    """A layer in flight, as the heartbeat and the bar see it: new rows scored, best cost so far,
+    when it started (monotonic seconds)."""
 
     scored: int = 0
     best: float | None = None
     start: float = field(default_factory=time.monotonic)
+
+
+class _InFlight:
+    """The layers a search has in flight, in the order started, and the candidates scored in
+    all; fed with the search's progress calls (0 rows when a layer starts, ``done`` when it
+    ends, else a batch's new rows and its layer's best so far)."""
+
+    def __init__(self) -> None:
+        self.layers: dict[str, _LayerBeat] = {}
+        self.total = 0
+
+    def update(self, scored: int, best: float | None, layer: str, done: bool) -> None:
+        self.total += scored
+        if not layer:
+            return
+        if done:
+            self.layers.pop(layer, None)
+            return
+        beat = self.layers.setdefault(layer, _LayerBeat())
+        beat.scored += scored
+        beat.best = best if best is not None else beat.best
+
+    def named(self, label: Callable[[str, _LayerBeat], str]) -> str:
+        """The first :data:`HEARTBEAT_LAYERS` layers in flight as ``label`` writes each (from its
+        printable name and record), and how many more."""
+        shown = ", ".join(label(printable(name), beat) for name, beat in list(self.layers.items())[:HEARTBEAT_LAYERS])
+        more = len(self.layers) - HEARTBEAT_LAYERS
+        return shown + (f" and {more} more" if more > 0 else "")
 
 
 class _SearchHeartbeat:
@@ -1449,32 +1477,25 @@ class _SearchHeartbeat:
     def __init__(self, objective: str, every: float, budget: int):
         self.objective, self.every, self.budget = objective, every, budget
         self.lock = threading.Lock()
-        self.flight: dict[str, _LayerBeat] = {}  # the layers in flight, in the order started
-        self.total, self.last_shown = 0, 0
+        self.flight = _InFlight()
+        self.last_shown = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="accelsim-heartbeat", daemon=True)
         self.thread.start()
 
     def __call__(self, scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
         with self.lock:
-            self.total += scored
-            if not layer:
-                return
-            if done:
-                self.flight.pop(layer, None)
-                return
-            beat = self.flight.setdefault(layer, _LayerBeat())
-            beat.scored += scored
-            beat.best = best if best is not None else beat.best
+            self.flight.update(scored, best, layer, done)
 
     def line(self) -> str:
         """The status line now (and the count it was last shown at moves on)."""
         with self.lock:
-            quiet = self.total == self.last_shown
-            self.last_shown = self.total
-            layers = list(self.flight.items())
+            total = self.flight.total
+            quiet = total == self.last_shown
+            self.last_shown = total
+            layers = list(self.flight.layers.items())
             if not layers:
-                return f"accelsim: search: no layer in flight ({self.total:,} candidates scored in all)"
+                return f"accelsim: search: no layer in flight ({total:,} candidates scored in all)"
             idle = (f"; none in the last {format_seconds(self.every)}: the mapper{' is' if len(layers) == 1 else 's are'} "
                     f"still proposing candidates {'its' if len(layers) == 1 else 'their'} pruning discards before "
                     "scoring") if quiet else ""
@@ -1482,11 +1503,9 @@ class _SearchHeartbeat:
                 name, beat = layers[0]
                 shown = f", best {self.objective} {beat.best:,.4g}" if beat.best is not None else ""
                 return (f"accelsim: search: layer {printable(name)}: {beat.scored:,} candidates scored{shown}, "
-                        f"{format_seconds(time.monotonic() - beat.start)} on it ({self.total:,} in all){idle}")
-            named = ", ".join(f"{printable(name)} ({beat.scored:,}/{self.budget:,})"
-                              for name, beat in layers[:HEARTBEAT_LAYERS])
-            more = f" and {len(layers) - HEARTBEAT_LAYERS} more" if len(layers) > HEARTBEAT_LAYERS else ""
-            return (f"accelsim: search: {len(layers)} layers at once, {named}{more}; {self.total:,} candidates "
+                        f"{format_seconds(time.monotonic() - beat.start)} on it ({total:,} in all){idle}")
+            named = self.flight.named(lambda name, beat: f"{name} ({beat.scored:,}/{self.budget:,})")
+            return (f"accelsim: search: {len(layers)} layers at once, {named}; {total:,} candidates "
                     f"scored in all{idle}")
 
     def _beat(self) -> None:
@@ -1516,14 +1535,27 @@ def _search_bar(progress: bool | None, settings):
         return
     from tqdm import tqdm
 
+    flight = _InFlight()
     with tqdm(unit="cand", file=sys.stderr, desc="search") as bar:
         def advance(scored: int, best: float | None, layer: str = "", done: bool = False) -> None:
-            if scored == 0 and layer and not done:
-                bar.set_description_str(f"search {printable(layer)}")
+            flight.update(scored, best, layer, done)
+            description, postfix = _bar_labels(flight, settings.objective)
+            bar.set_description_str(description, refresh=False)
+            bar.set_postfix_str(postfix, refresh=False)
             bar.update(scored)
-            if best is not None:
-                bar.set_postfix_str(f"best {settings.objective} {best:,.4g}")
         yield advance
+
+
+def _bar_labels(flight: _InFlight, objective: str) -> tuple[str, str]:
+    """The search bar's description and postfix: one layer in flight is named with its best
+    cost so far; several are counted and named (the first :data:`HEARTBEAT_LAYERS`), since one
+    best cost cannot stand for layers of different sizes."""
+    if len(flight.layers) == 1:
+        name, beat = next(iter(flight.layers.items()))
+        return f"search {printable(name)}", f"best {objective} {beat.best:,.4g}" if beat.best is not None else ""
+    if not flight.layers:
+        return "search", ""
+    return f"search {len(flight.layers)} layers at once ({flight.named(lambda name, _beat: name)})", ""
 
 
 def _format_search(summary: dict) -> str:

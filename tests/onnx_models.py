@@ -196,8 +196,8 @@ def onnx_macs(model: onnx.ModelProto) -> dict[str, int]:
             if attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER"):
                 oh, ow = -(-h // sh), -(-w // sw)
             else:
-                t, l, b, r = attrs.get("pads", [0, 0, 0, 0])
-                oh, ow = (h + t + b - kh) // sh + 1, (w + l + r - kw) // sw + 1
+                t, left, b, r = attrs.get("pads", [0, 0, 0, 0])
+                oh, ow = (h + t + b - kh) // sh + 1, (w + left + r - kw) // sw + 1
             macs[name] = n * k * (c // attrs.get("group", 1)) * oh * ow * kh * kw
         elif node.op_type in ("Gemm", "MatMul"):
             a, b = shapes[node.input[0]], shapes[node.input[1]]

@@ -168,7 +168,7 @@ SCALED_CASES = [(hw, layer) for hw, layers in SCALED.items() for layer in layers
 
 
 @pytest.mark.parametrize("style", sorted(STYLES))
-@pytest.mark.parametrize("hw_name, layer", SCALED_CASES, ids=[f"{h}-{l.name}" for h, l in SCALED_CASES])
+@pytest.mark.parametrize("hw_name, layer", SCALED_CASES, ids=[f"{h}-{layer.name}" for h, layer in SCALED_CASES])
 def test_styles_on_scaled_scenario_layers(hw_name, layer, style):
     hw = load_hardware(hw_name)
     try:

@@ -379,7 +379,7 @@ def test_negative_field_names_file_field_and_line(tmp_path):
     )
     path = _write(tmp_path, "foo.yaml", text)
     line = next(
-        i for i, l in enumerate(text.splitlines(), 1) if "read_bandwidth_words_per_cycle: -1" in l
+        i for i, line in enumerate(text.splitlines(), 1) if "read_bandwidth_words_per_cycle: -1" in line
     )
     msg = _error(path)
     assert msg.startswith(

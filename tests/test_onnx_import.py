@@ -46,12 +46,12 @@ def test_resnet_block_layers(tmp_path):
     2x2 max pool (skipped) leaves 8x8, so b1's 3x3 convs see 8 + 2 = 10 rows; the stride-2
     projection is a 1x1 PWCONV over the 8x8 input; the adds are RESADD over N, C, H, W."""
     net = import_onnx(_save(tmp_path, models.resnet_block())).network
-    got = {l.name: (l.op.value, dict(l.sizes), l.stride_y) for l in net.layers}
+    got = {layer.name: (layer.op.value, dict(layer.sizes), layer.stride_y) for layer in net.layers}
     assert got["stem"] == ("CONV2D", {"N": 1, "K": 16, "C": 3, "R": 7, "S": 7, "Y": 38, "X": 38}, 2)
     assert got["b1_conv1"][1]["Y"] == 10
     assert got["b2_proj"] == ("PWCONV", {"N": 1, "K": 32, "C": 16, "R": 1, "S": 1, "Y": 8, "X": 8}, 2)
     assert got["b2_add"] == ("RESADD", {"N": 1, "K": 1, "C": 32, "R": 1, "S": 1, "Y": 4, "X": 4}, 1)
-    assert [l.name for l in net.layers] == ["stem", "b1_conv1", "b1_conv2", "b1_add", "b2_conv1", "b2_conv2",
+    assert [layer.name for layer in net.layers] == ["stem", "b1_conv1", "b1_conv2", "b1_add", "b2_conv1", "b2_conv2",
                                             "b2_proj", "b2_add"]
 
 
@@ -79,7 +79,7 @@ def test_grouped_convolution_is_ngconv(tmp_path):
 
 def test_mlp_layers_are_fc_and_bias_add_is_listed(tmp_path):
     imported = import_onnx(_save(tmp_path, models.mlp()))
-    assert [(l.name, l.op.value, l.sizes["N"], l.sizes["K"], l.sizes["C"]) for l in imported.network.layers] == [
+    assert [(layer.name, layer.op.value, layer.sizes["N"], layer.sizes["K"], layer.sizes["C"]) for layer in imported.network.layers] == [
         ("fc1", "FC", 1, 128, 784), ("fc2", "FC", 1, 64, 128), ("fc3", "FC", 1, 10, 64)]
     assert imported.skipped["Add with a constant operand (a bias, not modelled)"] == ["fc2_bias"]
     assert "Flatten x1" in imported.skipped_summary()
@@ -94,7 +94,7 @@ def test_resnet50_matches_the_bundled_table(tmp_path):
     assert imported.macs == bundled.macs == sum(models.onnx_macs(model).values()) == 3_863_492_608
 
     def rows(net):
-        return [(l.name, l.op, dict(l.sizes), l.stride_y, l.stride_x) for l in net.layers]
+        return [(layer.name, layer.op, dict(layer.sizes), layer.stride_y, layer.stride_x) for layer in net.layers]
 
     assert rows(imported) == rows(bundled)
 
@@ -106,8 +106,8 @@ def test_batch_selection(tmp_path):
     one = import_onnx(dynamic)
     four = import_onnx(dynamic, batch=4)
     assert one.batch == 1 and four.batch == 4
-    assert [l.macs * 4 for l in one.network.layers] == [l.macs for l in four.network.layers]
-    assert all(l.sizes["N"] == 4 for l in four.network.layers)
+    assert [layer.macs * 4 for layer in one.network.layers] == [layer.macs for layer in four.network.layers]
+    assert all(layer.sizes["N"] == 4 for layer in four.network.layers)
     fixed = _save(tmp_path, models.mlp(2), "fixed")
     assert import_onnx(fixed).network.layers[0].sizes["N"] == 2
     assert import_onnx(fixed, batch=3).network.layers[0].sizes["N"] == 3
@@ -138,12 +138,12 @@ def test_attention_block(tmp_path):
     (4 x 16 x 16 x 8 = 8,192 MACs), the context A.V a BMM with M = 16, N = 8, K = 16 (8,192), the
     residual a RESADD over 1 x 16 x 32 (rank 3: batch, tokens, features)."""
     net = import_onnx(_save(tmp_path, models.attention_block())).network
-    got = {l.name: (l.op.value, {d: v for d, v in l.sizes.items()}, l.macs) for l in net.layers}
+    got = {layer.name: (layer.op.value, {d: v for d, v in layer.sizes.items()}, layer.macs) for layer in net.layers}
     assert got["q_proj"] == ("FC", {"N": 16, "K": 32, "C": 32, "R": 1, "S": 1, "Y": 1, "X": 1}, 16_384)
     assert got["scores"] == ("BMM", {"B": 4, "M": 16, "N": 16, "K": 8}, 8_192)
     assert got["context"] == ("BMM", {"B": 4, "M": 16, "N": 8, "K": 16}, 8_192)
     assert got["residual"][0] == "RESADD" and got["residual"][2] == 512
-    assert [l.name for l in net.layers] == ["q_proj", "k_proj", "v_proj", "scores", "context", "out_proj", "residual"]
+    assert [layer.name for layer in net.layers] == ["q_proj", "k_proj", "v_proj", "scores", "context", "out_proj", "residual"]
 
 
 def test_attention_batch_multiplies_heads(tmp_path):
@@ -180,7 +180,7 @@ def test_other_nodes_are_skipped_and_refused_with_strict(tmp_path, op, shapes, c
     g.node("Add", [g.input("y", [2, 3]), g.input("z", [2, 3])], "kept")
     path = _save(tmp_path, g.model(out))
     imported = import_onnx(path)
-    assert [l.name for l in imported.network.layers] == ["kept"]
+    assert [layer.name for layer in imported.network.layers] == ["kept"]
     assert [names for k, names in imported.skipped.items() if k.startswith(kind)] == [["odd"]]
     with pytest.raises(InputError, match=f"--strict: .*{kind}.*odd"):
         import_onnx(path, strict=True)
@@ -207,7 +207,7 @@ def test_duplicate_and_missing_node_names(tmp_path):
     s2 = g.node("Add", [s1, b], "add")  # same node name: the layer takes its output's name
     g.node("Add", [s2, a], "")
     net = import_onnx(_save(tmp_path, g.model(s2))).network
-    assert [l.name for l in net.layers] == ["add", s2, g.nodes[-1].output[0]]
+    assert [layer.name for layer in net.layers] == ["add", s2, g.nodes[-1].output[0]]
 
 
 @pytest.mark.parametrize("content, message", [
@@ -250,17 +250,17 @@ def test_network_yaml_round_trips_every_bundled_network(tmp_path, name):
     path.write_text(network_yaml(net, source="s", notes="n"), encoding="utf-8")
     again = load_network(path)
     assert again.name == net.name
-    assert [(l.name, l.op, dict(l.sizes), l.stride_y, l.stride_x) for l in again.layers] == \
-        [(l.name, l.op, dict(l.sizes), l.stride_y, l.stride_x) for l in net.layers]
+    assert [(layer.name, layer.op, dict(layer.sizes), layer.stride_y, layer.stride_x) for layer in again.layers] == \
+        [(layer.name, layer.op, dict(layer.sizes), layer.stride_y, layer.stride_x) for layer in net.layers]
 
 
 def test_network_yaml_quotes_odd_names(tmp_path):
     net = load_network("marvel15")
-    odd = type(net)("a: b", tuple(type(l)(n, l.op, l.sizes, l.stride_y, l.stride_x)
-                                  for l, n in zip(net.layers[:3], ["x,y {z}", "/l1/Conv", "123"])))
+    odd = type(net)("a: b", tuple(type(layer)(n, layer.op, layer.sizes, layer.stride_y, layer.stride_x)
+                                  for layer, n in zip(net.layers[:3], ["x,y {z}", "/l1/Conv", "123"])))
     path = tmp_path / "net.yaml"
     path.write_text(network_yaml(odd), encoding="utf-8")
-    assert [l.name for l in load_network(path).layers] == ["x,y {z}", "/l1/Conv", "123"]
+    assert [layer.name for layer in load_network(path).layers] == ["x,y {z}", "/l1/Conv", "123"]
 
 
 # ----- command line ----------------------------------------------------------------------------
@@ -315,7 +315,7 @@ def test_graph_input_weights_are_not_batched(tmp_path):
     for tensor in model.graph.initializer:
         model.graph.input.append(helper.make_tensor_value_info(tensor.name, TensorProto.FLOAT, list(tensor.dims)))
     imported = import_onnx(_save(tmp_path, model), batch=5)
-    assert [(l.sizes["N"], l.sizes["K"]) for l in imported.network.layers] == [(5, 128), (5, 64), (5, 10)]
+    assert [(layer.sizes["N"], layer.sizes["K"]) for layer in imported.network.layers] == [(5, 128), (5, 64), (5, 10)]
 
 
 def test_shipped_example_is_the_test_builders_model():

@@ -149,7 +149,7 @@ def test_config_missing_file(tmp_path):
 def test_conv_topology_with_and_without_trailing_commas(tmp_path):
     text = f"{CONV_HEADER}\nconv1, 10, 12, 3, 3, 4, 16, 1,\r\n\nc2, 8, 8, 1, 1, 20, 5, 2\n"
     t = read_topology(write(tmp_path, "net.csv", text))
-    assert (t.name, t.form, [l.name for l in t.layers]) == ("net", "conv", ["conv1", "c2"])
+    assert (t.name, t.form, [layer.name for layer in t.layers]) == ("net", "conv", ["conv1", "c2"])
     c1, c2 = t.layers
     assert (c1.ofmap_height, c1.ofmap_width, c1.window_size, c1.line) == (8, 10, 36, 2)
     # SCALE-Sim's ceil((8 - 1 + 2) / 2) = 5 output rows, not floor((8 - 1) / 2) + 1 = 4
@@ -162,18 +162,18 @@ def test_gemm_topology_becomes_scalesims_convolution(tmp_path):
     fc1 = t.layers[0]
     assert (fc1.ifmap_height, fc1.ifmap_width, fc1.filter_height, fc1.filter_width, fc1.channels,
             fc1.num_filters) == (64, 256, 1, 256, 1, 128)
-    assert [l.gemm_mnk for l in t.layers] == [(64, 128, 256), (3, 5, 7)]
+    assert [layer.gemm_mnk for layer in t.layers] == [(64, 128, 256), (3, 5, 7)]
 
 
 def test_depthwise_layer_splits_per_channel_like_scalesim(tmp_path):
     t = read_topology(write(tmp_path, "dw.csv", f"{CONV_HEADER}\ndw_DP, 6, 6, 3, 3, 3, 8, 1,\n"))
-    assert [l.name for l in t.layers] == ["dw_DPChannel_0", "dw_DPChannel_1", "dw_DPChannel_2"]
-    assert {(l.channels, l.num_filters) for l in t.layers} == {(1, 8)}
+    assert [layer.name for layer in t.layers] == ["dw_DPChannel_0", "dw_DPChannel_1", "dw_DPChannel_2"]
+    assert {(layer.channels, layer.num_filters) for layer in t.layers} == {(1, 8)}
 
 
 def test_ninth_value_is_stride_width_or_dense_sparsity(tmp_path):
     t = read_topology(write(tmp_path, "s.csv", f"{CONV_HEADER}\na, 9, 9, 3, 3, 1, 1, 1, 2,\nb, 9, 9, 3, 3, 1, 1, 2, 1:1,\n"))
-    assert [(l.stride_height, l.stride_width) for l in t.layers] == [(1, 2), (2, 2)]
+    assert [(layer.stride_height, layer.stride_width) for layer in t.layers] == [(1, 2), (2, 2)]
 
 
 @pytest.mark.parametrize("body, needle", [
@@ -238,7 +238,7 @@ def test_compute_report_scalesim_v2_has_no_prefetch_column(tmp_path):
 def test_compute_report_errors(tmp_path, change, needle):
     text = REPORT.replace(*change)
     if change[0] == ", Stall Cycles":  # drop the column's values too
-        text = "\n".join(",".join(c for i, c in enumerate(l.split(",")) if i != 3) for l in text.splitlines())
+        text = "\n".join(",".join(c for i, c in enumerate(line.split(",")) if i != 3) for line in text.splitlines())
     with pytest.raises(InputError) as err:
         read_compute_report(write(tmp_path, "r.csv", text))
     assert needle in str(err.value)

@@ -476,6 +476,28 @@ def test_heartbeat_names_every_layer_in_flight_in_network_order():
         beat.close()
 
 
+def test_search_bar_names_the_layers_in_flight_and_one_layers_best():
+    """The terminal bar: one layer in flight is named with its own best so far; two or more
+    are counted and named, first four, in the order started, without a best (their costs are of
+    different layers); a layer that ends leaves the bar."""
+    from accelsim.cli import _InFlight, _bar_labels
+
+    flight = _InFlight()
+    assert _bar_labels(flight, "latency") == ("search", "")
+    flight.update(0, None, "L3", False)
+    assert _bar_labels(flight, "latency") == ("search L3", "")
+    flight.update(120, 9.0, "L3", False)
+    assert _bar_labels(flight, "latency") == ("search L3", "best latency 9")
+    for layer in ("L8", "L13", "L14", "L15"):
+        flight.update(0, None, layer, False)
+    flight.update(40, 7.0, "L8", False)
+    assert _bar_labels(flight, "latency") == ("search 5 layers at once (L3, L8, L13, L14 and 1 more)", "")
+    for layer in ("L3", "L13", "L14", "L15"):
+        flight.update(0, None, layer, True)
+    assert _bar_labels(flight, "energy") == ("search L8", "best energy 7")
+    assert flight.total == 160
+
+
 def test_search_says_which_named_style_it_beat_and_reads_loop_nest_files(tmp_path):
     """A loop-nest .yaml file is searched like a .m file; each layer's summary holds the named
     styles' costs and the report names the best style and the search's gain over it."""

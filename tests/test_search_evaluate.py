@@ -194,7 +194,6 @@ def test_style_mappings_as_genomes():
 
 def test_genome_text_and_decoding():
     """The thesis' Fig. 4.2 NVDLA-like genome: K across clusters, C within, 64-PE clusters."""
-    layer = Layer.build("fig42", OpType.CONV2D, {"K": 64, "C": 64, "R": 3, "S": 3, "Y": 5, "X": 5})
     genome = Genome(((Gene("K", 1), Gene("C", 64), Gene("R", 3), Gene("S", 3), Gene("X'", 3), Gene("Y'", 3)),
                      (Gene("C", 1), Gene("K", 1), Gene("Y'", 3), Gene("X'", 3), Gene("R", 3), Gene("S", 3))), (64,))
     assert genome.text() == "[K:1 C:64 R:3 S:3 X':3 Y':3] 64 [C:1 K:1 Y':3 X':3 R:3 S:3]"

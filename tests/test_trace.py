@@ -245,14 +245,14 @@ def test_box_minus_covers_exactly_the_part_outside(a, b):
     cells = set()
     for lo, hi in pieces:
         piece = {()}
-        for l, h in zip(lo, hi):
-            piece = {c + (i,) for c in piece for i in range(l, h + 1)}
+        for low, h in zip(lo, hi):
+            piece = {c + (i,) for c in piece for i in range(low, h + 1)}
         assert not cells & piece  # disjoint
         cells |= piece
-    inside = lambda c, bx: all(l <= i <= h for i, l, h in zip(c, *bx))  # noqa: E731
+    inside = lambda c, bx: all(low <= i <= h for i, low, h in zip(c, *bx))  # noqa: E731
     everything = {()}
-    for l, h in zip(*box):
-        everything = {c + (i,) for c in everything for i in range(l, h + 1)}
+    for low, h in zip(*box):
+        everything = {c + (i,) for c in everything for i in range(low, h + 1)}
     assert cells == {c for c in everything if not inside(c, prev)}
     assert sum(box_words(p) for p in pieces) == len(cells)
 

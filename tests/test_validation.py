@@ -29,7 +29,7 @@ def test_flash_gemm_table_is_flash_table_3():
     table3 = {"I": (8192, 8192, 8192, 549.8), "II": (1024, 1024, 8192, 8.59), "III": (8, 8, 8192, 0.001),
               "IV": (8, 8192, 1024, 0.067), "V": (8192, 8, 1024, 0.067), "VI": (512, 256, 256, 0.03)}
     net = load_network("flash_gemm")
-    assert [l.name for l in net.layers] == list(table3)
+    assert [layer.name for layer in net.layers] == list(table3)
     for layer in net.layers:
         m, n, k, gflops = table3[layer.name]
         assert (layer.sizes["M"], layer.sizes["N"], layer.sizes["K"]) == (m, n, k)
@@ -39,7 +39,7 @@ def test_flash_gemm_table_is_flash_table_3():
 
 def test_flash_mlp_is_784_512_256_128_10_at_batch_128():
     net = load_network("flash_mlp")
-    shapes = [(l.sizes["M"], l.sizes["K"], l.sizes["N"]) for l in net.layers]
+    shapes = [(layer.sizes["M"], layer.sizes["K"], layer.sizes["N"]) for layer in net.layers]
     assert shapes == [(128, 784, 512), (128, 512, 256), (128, 256, 128), (128, 128, 10)]
 
 

@@ -36,7 +36,7 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from math import ceil, floor, log2
-from typing import Literal, Protocol
+from typing import Protocol
 
 import simpy
 
@@ -422,7 +422,7 @@ class LayerSimulation:
         """The packets of one step, one event each: packed packets share the width, so packet i
         of a tensor ends at ceil(words sent so far / bandwidth)."""
         env = self.env
-        for tensor, words, serial, packets in parts:
+        for tensor, _words, serial, packets in parts:
             began, sent = env.now, 0
             for w in packets:
                 start = env.now

@@ -499,7 +499,7 @@ def _runs(extents: list[int], full: list[int], layout: tuple[int, ...]) -> int:
 def _delta_runs(lo, hi, plo, phi, full: list[int], layout: tuple[int, ...]) -> int:
     """Runs of the part of box (lo, hi) outside box (plo, phi): exact when the boxes differ
     along one axis (a sliding or stepping tile), else the whole new box."""
-    ext = [int(h - l + 1) for l, h in zip(lo, hi)]
+    ext = [int(h - low + 1) for low, h in zip(lo, hi)]
     if plo is None:
         return _runs(ext, full, layout)
     differ = [a for a in range(len(ext)) if lo[a] != plo[a] or hi[a] != phi[a]]
@@ -578,15 +578,15 @@ def _tile_sequence(view: CompiledMapping, tile_boxes: dict, valid: np.ndarray) -
             continue
         for role in OPERANDS:
             lo, hi = lists[role][0][t], lists[role][1][t]
-            vol = prod(h - l + 1 for l, h in zip(lo, hi))
+            vol = prod(h - low + 1 for low, h in zip(lo, hi))
             p = prev[role]
-            inter = 0 if p is None else prod(max(0, min(h, ph) - max(l, pl) + 1) for l, h, pl, ph in zip(lo, hi, *p))
+            inter = 0 if p is None else prod(max(0, min(h, ph) - max(low, pl) + 1) for low, h, pl, ph in zip(lo, hi, *p))
             reads[role] = vol - inter
             if vol > inter:
                 runs[role] = _delta_runs(lo, hi, *(p if p is not None else (None, None)), full[role], nest.layout(role))
             prev[role] = (lo, hi)
         olo, ohi = lists["output"][0][t], lists["output"][1][t]
-        oext = [h - l + 1 for l, h in zip(olo, ohi)]
+        oext = [h - low + 1 for low, h in zip(olo, ohi)]
         ovol = prod(oext)
         oruns = _runs(oext, full["output"], nest.layout("output"))
         revisit = any(idx[i][t] > 0 for i in outer_red)
