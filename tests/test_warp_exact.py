@@ -124,15 +124,16 @@ def test_a_refused_held_jump_quiets_the_checkpoints_and_changes_nothing():
                         elements=st.integers(0, 5)))
 def test_unique_rows_is_numpys_row_unique(table):
     """The mixed-radix unique gives numpy's distinct rows in numpy's (lexicographic) order."""
-    assert unique_rows(table, [6] * table.shape[1]) == np.unique(table, axis=0).tolist()
+    assert unique_rows(table) == np.unique(table, axis=0).tolist()
 
 
 def test_unique_rows_falls_back_where_the_key_would_overflow():
-    """Radices whose product reaches 2**62 take the row sort: [[1, 0], [0, 3], [1, 0]] gives
-    [[0, 3], [1, 0]] either way."""
-    table = np.array([[1, 0], [0, 3], [1, 0]], dtype=np.int64)
-    assert unique_rows(table, [2 ** 40, 2 ** 40]) == [[0, 3], [1, 0]]
-    assert unique_rows(table, [2, 4]) == [[0, 3], [1, 0]]
+    """A column spanning 2**62 takes the row sort: [[2**61, 0], [-2**61, 3], [2**61, 0]] gives
+    [[-2**61, 3], [2**61, 0]], as [[2, 0], [-2, 3], [2, 0]] (whose key fits) gives
+    [[-2, 3], [2, 0]]."""
+    table = np.array([[2 ** 61, 0], [-2 ** 61, 3], [2 ** 61, 0]], dtype=np.int64)
+    assert unique_rows(table) == [[-2 ** 61, 3], [2 ** 61, 0]]
+    assert unique_rows(np.array([[2, 0], [-2, 3], [2, 0]], dtype=np.int64)) == [[-2, 3], [2, 0]]
 
 
 @given(table=hnp.arrays(np.int64, st.tuples(st.integers(0, 40), st.integers(0, 6)),

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,23 +130,10 @@ def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles:
     return np.minimum(macs, np.maximum(0, macs - ingress_cycles))
 
 
-def unique_rows(table: np.ndarray, radices: Sequence[int]) -> list[list[int]]:
-    """The distinct rows of ``table`` (column ``j`` holding numbers ``0 .. radices[j] - 1``) in
-    lexicographic order, as ``np.unique(table, axis=0)`` gives them: each row is read as one
-    mixed-radix number (first column most significant), which sorts as the row does, so one
-    1-D unique of integers replaces a sort of rows (several times faster). Falls back to the
-    row sort where the numbers would not fit in 63 bits."""
-    if table.shape[1] == 0 or prod(radices) >= 2 ** 62:
-        return np.unique(table, axis=0).tolist()
-    keys = np.zeros(len(table), dtype=np.int64)
-    for j, radix in enumerate(radices):
-        keys = keys * radix + table[:, j]
-    distinct = np.unique(keys)
-    columns = []
-    for radix in reversed(radices):
-        columns.append(distinct % radix)
-        distinct = distinct // radix
-    return np.column_stack(columns[::-1]).tolist()
+def unique_rows(table: np.ndarray) -> list[list[int]]:
+    """The distinct rows of the integer ``table`` in lexicographic order, as
+    ``np.unique(table, axis=0)`` gives them (by :func:`first_rows`)."""
+    return table[first_rows(table)[0]].tolist()
 
 
 KEY_LIMIT = 2 ** 62  # mixed-radix keys stay below this (int64 without overflow)
@@ -155,8 +142,8 @@ KEY_LIMIT = 2 ** 62  # mixed-radix keys stay below this (int64 without overflow)
 def first_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Of the distinct rows of the integer ``table`` (rows, columns) in lexicographic order,
     the index of each one's first occurrence, and for every row the number of its distinct
-    row: ``np.unique(table, axis=0, return_index=True, return_inverse=True)[1:]``. As in
-    :func:`unique_rows`, rows are read as mixed-radix numbers (column ``j`` less its least
+    row: ``np.unique(table, axis=0, return_index=True, return_inverse=True)[1:]``. Rows are
+    read as mixed-radix numbers (column ``j`` less its least
     value, radix its span), so 1-D uniques of integers replace a sort of rows (several times
     faster). Columns are taken in chunks whose key fits ``KEY_LIMIT``; where the key so far
     and the next chunk's would not fit together, each is first replaced by its rank among
@@ -530,7 +517,7 @@ class ScheduleProfile:
             table = np.column_stack([np.searchsorted(starts, i, side="right") - 1
                                      for starts, i in zip(self._starts, indices)]).astype(np.int64) \
                 if indices else np.zeros((1, 0), dtype=np.int64)
-            fresh = [row for row in unique_rows(table, [len(starts) for starts in self._starts])
+            fresh = [row for row in unique_rows(table)
                      if tuple(row) not in self._demands]
             for row, demand in zip(fresh, self._demands_of(np.array(fresh, dtype=np.int64).reshape(len(fresh), -1))):
                 self._demands[tuple(row)] = demand
