@@ -575,7 +575,7 @@ def _settle_last_active(cm: CompiledMapping, out: Index, free_from: np.ndarray, 
         last = len(ends) - 1 - np.argmax(active[::-1], axis=0)
         settled = np.where(active.any(axis=0), ends[last], 0)
         if rows is None:
-            out[li] = settled
+            out[li][...] = settled  # in place: the rows keep their shape where the trial's is smaller
         else:
             out[li][rows] = settled
 

@@ -213,7 +213,6 @@ class TileSchedule:
         n, k = len(cases), self.tile_loops
         rep = cases.rep
         tiles = rep @ np.array(self.view_strides, dtype=np.int64) if k else np.zeros(n, dtype=np.int64)
-        box, worked = self._union_boxes(rep)
         # the tile before each (indices one step back in lexicographic order)
         nonzero = rep > 0
         has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
@@ -222,7 +221,11 @@ class TileSchedule:
             j = k - 1 - int(np.argmax(nonzero[row, ::-1]))
             prev[row, j] -= 1
             prev[row, j + 1:] = [self.view.loops[i].trips - 1 for i in range(j + 1, k)]
-        prev_box, _ = self._union_boxes(prev)
+        # each tile's union box and its previous tile's, found together
+        both, worked_both = self._union_boxes(np.concatenate([rep, prev]))
+        box = {role: (lo[:, :n], hi[:, :n]) for role, (lo, hi) in both.items()}
+        prev_box = {role: (lo[:, n:], hi[:, n:]) for role, (lo, hi) in both.items()}
+        worked = worked_both[:n]
         prev_ok = has_prev & self._valid_many(prev)
         start = tiles % self.run_steps == 0
         end = ((tiles + 1) % self.run_steps == 0) | (tiles == self.count - 1)
@@ -303,8 +306,10 @@ class TileSchedule:
         for role in top.nest.tensors:
             lo = np.where(low.active[None], low.tensor(top.nest, role)[0], np.iinfo(np.int64).max).min(axis=2)
             hi = np.where(high.active[None], high.tensor(top.nest, role)[1], -1).max(axis=2)
-            out[role] = (lo, hi)
-        return out, np.asarray(low.active.any(axis=1), dtype=bool)
+            out[role] = (lo, hi) if lo.shape[1] == n else (  # no level-0 loops: one box for every row
+                np.repeat(lo, n, axis=1), np.repeat(hi, n, axis=1))
+        worked = np.asarray(low.active.any(axis=1), dtype=bool)
+        return out, worked if len(worked) == n else np.repeat(worked, n)
 
     def _valid_many(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`valid` of the tiles whose tile-loop indices are the rows of ``rows``."""
