@@ -170,8 +170,8 @@ def _parts(out: Path) -> list[Path]:
 
 def test_parts_are_fewer_than_batches_and_hold_the_same_rows(network, tmp_path, monkeypatch):
     """Rows are held and written together: a two-stage search of 2 layers appends a frame per
-    batch (more than 10) and, each layer taking well under FLUSH_SECONDS here, writes one part per
-    layer. Read back, the rows equal those written one part per batch (FLUSH_ROWS 0: every
+    batch (more than 10) and, with an hour's FLUSH_SECONDS (so that a slow machine does not write
+    on the interval), writes one part per layer. Read back, the rows equal those written one part per batch (FLUSH_ROWS 0: every
     append written at once, as before parts were buffered) in values, dtypes and order (wall
     times aside), and equal the appended frames' rows in order."""
     s = settings(network, model="two-stage", top_k=3, budget=120)
@@ -180,7 +180,9 @@ def test_parts_are_fewer_than_batches_and_hold_the_same_rows(network, tmp_path, 
         m.setattr(outdir, "FLUSH_ROWS", 0)
         run_search(s, tmp_path / "each", InProcess())
     batches = len(appends.frames)
-    run_search(s, tmp_path / "held", InProcess())
+    with monkeypatch.context() as m:
+        m.setattr(outdir, "FLUSH_SECONDS", 3600.0)
+        run_search(s, tmp_path / "held", InProcess())
     assert len(_parts(tmp_path / "each")) == batches == len(appends.frames) - batches > 10
     assert len(_parts(tmp_path / "held")) == 2  # a part per layer: each is written before the layer's summary
     each = pd.read_parquet(tmp_path / "each" / "candidates.parquet").drop(columns="wall_seconds")

@@ -14,11 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accelsim.search.executors import Batch, InProcess
+from accelsim.search.executors import DASK_MIN_BATCH_CANDIDATES, MIN_BATCH_CANDIDATES, Batch, DaskExecutor, InProcess
 from accelsim.search.models import ModelTask, Screened
 from accelsim.search.overlap import (
     BATCHES_PER_WORKER,
-    MIN_BATCH_CANDIDATES,
     ScreenRequest,
     Screening,
     batches,
@@ -40,6 +39,8 @@ def test_split_keeps_order_and_sizes():
 class _Toy:
     """An executor for screenings of toy requests: a batch's result is one Screened per dataflow,
     keyed by its text; batches finish in the order ``pick`` chooses among those in flight."""
+
+    min_batch_candidates = MIN_BATCH_CANDIDATES
 
     def __init__(self, workers: int, pick=lambda n: n - 1):
         self.workers, self.pick = workers, pick
@@ -107,10 +108,19 @@ def test_batches_hold_at_least_the_fewest_candidates():
     """8 parts wanted of 10 dataflows would be batches of 1 or 2; with at least 4 a batch, 10 // 4
     = 2 batches of 5. 3 dataflows: one batch. 40 into 8: 8 batches of 5, as asked."""
     assert MIN_BATCH_CANDIDATES == 4
-    assert [len(b) for b in batches(list(range(10)), 8)] == [5, 5]
-    assert [len(b) for b in batches(list(range(3)), 8)] == [3]
-    assert [len(b) for b in batches(list(range(40)), 8)] == [5] * 8
-    assert [x for b in batches(list(range(10)), 8) for x in b] == list(range(10))
+    assert [len(b) for b in batches(list(range(10)), 8, 4)] == [5, 5]
+    assert [len(b) for b in batches(list(range(3)), 8, 4)] == [3]
+    assert [len(b) for b in batches(list(range(40)), 8, 4)] == [5] * 8
+    assert [x for b in batches(list(range(10)), 8, 4) for x in b] == list(range(10))
+
+
+def test_dask_batches_hold_more_candidates():
+    """Dask's floor is 25 (DASK_MIN_BATCH_CANDIDATES): a 50-candidate ask wanted in 8 parts goes
+    out as 50 // 25 = 2 batches of 25; 49 as one batch; 100 in 8 parts as 100 // 25 = 4 of 25."""
+    assert DaskExecutor.min_batch_candidates == DASK_MIN_BATCH_CANDIDATES == 25
+    assert [len(b) for b in batches(list(range(50)), 8, 25)] == [25, 25]
+    assert [len(b) for b in batches(list(range(49)), 8, 25)] == [49]
+    assert [len(b) for b in batches(list(range(100)), 8, 25)] == [25] * 4
 
 
 def test_workers_take_other_layers_batches():
@@ -240,9 +250,10 @@ def test_interrupted_overlapped_search_keeps_each_started_layer_and_resumes(netw
 
 
 def test_a_real_pool_and_dask_write_what_one_worker_writes(network, tmp_path):
-    """Two local worker processes and a Dask LocalCluster of two workers: the same directory."""
-    distributed = pytest.importorskip("distributed")
-    from accelsim.search.executors import DaskExecutor, LocalProcesses
+    """Two local worker processes and a Dask LocalCluster of two workers (as the bench starts it):
+    the same directory."""
+    pytest.importorskip("distributed")
+    from accelsim.search.executors import DaskExecutor, LocalProcesses, local_cluster
     from accelsim.search.session import run_search
 
     s = _settings(network, budget=12)
@@ -252,8 +263,7 @@ def test_a_real_pool_and_dask_write_what_one_worker_writes(network, tmp_path):
         run_search(s, tmp_path / "two", pool)
     finally:
         pool.close()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(2) as client:  # the bench's LocalCluster settings
         run_search(s, tmp_path / "dask", DaskExecutor(client))
     _same_search(tmp_path / "one", tmp_path / "two")
     _same_search(tmp_path / "one", tmp_path / "dask")

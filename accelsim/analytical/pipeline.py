@@ -20,24 +20,25 @@ runs the same block of steps. Once two consecutive repetitions shift every event
 stall counter by the same amounts (the max-plus system has become periodic), the remaining
 repetitions are added as that many shifts instead of being evaluated, so the cost grows with
 the number of classes, not of steps.
+
+The nest is compiled once into a flat program (runs of steps, L2 tiles' beginnings and ends,
+repeated blocks' openings and closings) that one loop executes with the steps' state in local
+variables: most blocks run one or two steps, so the cost of a step is the recurrence itself,
+not the calls and the state's loads and stores around it.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
-from functools import partial
+from itertools import islice
 from operator import sub
-from typing import Callable, Sequence
+from typing import Sequence
 
 from accelsim.mapping.geometry import LoopClass
 
-# a step case as Pipeline._steps reads it: ingress, operand latency, compute, egress, drains,
+# a step case as Pipeline._execute reads it: ingress, operand latency, compute, egress, drains,
 # read-back source, barrier, landing, tile_first, tile_last
 StepCase = tuple[int, int, int, int, bool, int, bool, int, bool, bool]
-# a traversal's parts: (body, times, whether the body only runs steps within one L2 tile), a
-# body given as its steps' cases or as a callable
-Parts = list[tuple[Callable[[], None] | list[StepCase], int, bool]]
 
 
 @dataclass(frozen=True)
@@ -78,52 +79,63 @@ class Timing:
     l2_space_words: int = 0
 
 
-class _Recent:
-    """Completion times (cycles) of recent steps or tiles by number, for those that may still be
-    looked up: numbers are recorded in increasing order, and once the current number is ``n``
-    only numbers from ``n - keep`` on are asked for, so older ones are forgotten as it grows."""
+@dataclass(frozen=True, slots=True)
+class _Tile:
+    """Program op: L2 tile case ``tile`` begins (its fetch) or, with ``end``, ends (its
+    write-back is queued)."""
 
-    def __init__(self, keep: int):
-        self.keep = keep
-        self.times: dict[int, int] = {}
-        self.numbers: deque[int] = deque()  # the keys of ``times``, increasing
+    tile: int
+    end: bool
 
-    def get(self, number: int) -> int:
-        return self.times.get(number, 0)
 
-    def __contains__(self, number: int) -> bool:
-        return number in self.times
+@dataclass(frozen=True, slots=True)
+class _Open:
+    """Program op: the ops up to the matching :data:`_CLOSE` are a block run ``times`` times;
+    ``tiles``: the block steps from L2 tile to L2 tile (else it runs steps within one tile, so
+    only the steps' state can move)."""
 
-    def __getitem__(self, number: int) -> int:
-        return self.times[number]
+    times: int
+    tiles: bool
 
-    def record(self, number: int, cycle: int) -> None:
-        """Completion of ``number``, the newest so far; older ones out of reach are forgotten."""
-        times, numbers = self.times, self.numbers
-        times[number] = cycle
-        numbers.append(number)
-        oldest = number - self.keep  # ``number`` itself stays, so ``numbers`` never empties here
-        while numbers[0] < oldest:
-            del times[numbers.popleft()]
 
-    def shift(self, first: int, per_repeat: int, cycles: int, times: int) -> None:
-        """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
-        ``cycles``: the last repetition's entries (numbers from ``first``) are recorded again as
-        the last skipped one would have recorded them, and entries out of reach of the new end
-        are forgotten."""
-        moved = []
-        for number in reversed(self.numbers):
-            if number < first:
-                break
-            moved.append(number)
-        for number in reversed(moved):
-            self.times[number + times * per_repeat] = self.times[number] + times * cycles
-            self.numbers.append(number + times * per_repeat)
-        self._forget_before(first + per_repeat * (times + 1) - self.keep)
+class _Close:
+    """Program op: the end of the innermost open block."""
 
-    def _forget_before(self, number: int) -> None:
-        while self.numbers and self.numbers[0] < number:
-            del self.times[self.numbers.popleft()]
+
+_CLOSE = _Close()
+# blocks run at most this many times are unrolled: the first repetition has none to be
+# compared with and the last two always run, so no repetition of theirs can be skipped
+_UNROLLED = 3
+# a nest compiled for Pipeline._execute: runs of steps (their cases in order), tiles, blocks
+_Op = tuple[StepCase, ...] | _Tile | _Open | _Close
+
+
+# completion times (steps' drains, tiles' write-backs) recorded beyond the look-ups' window
+# before the older ones are forgotten
+_FORGET_AFTER = 1024
+
+
+def _forget(recorded: dict[int, int], keep: int) -> None:
+    """Forget all but the newest ``keep + 1`` of ``recorded``'s completion times (numbers in
+    increasing order): once the newest is ``n``, look-ups go back at most to ``n + 1 - keep``,
+    and the older numbers lie below it (memory only: a layer may evaluate millions of steps)."""
+    for number in list(islice(recorded, len(recorded) - keep - 1)):
+        del recorded[number]
+
+
+def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, times: int) -> None:
+    """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
+    ``cycles``: the last repetition's completion times (numbers from ``first``; ``recorded``
+    holds numbers in increasing order) are recorded again as the last skipped one would have
+    recorded them. Numbers older than the skipped ones stay, out of reach of later look-ups
+    (which go back at most a window shorter than the numbers run since)."""
+    moved = []
+    for number in reversed(recorded):
+        if number < first:
+            break
+        moved.append(number)
+    for number in reversed(moved):
+        recorded[number + times * per_repeat] = recorded[number] + times * cycles
 
 
 @dataclass(slots=True)
@@ -151,9 +163,11 @@ class _State:
     stall_reduction: int = 0
     busy: int = 0
     step: int = 0  # steps done
-    landed: _Recent = field(default_factory=lambda: _Recent(0))  # step -> its drain done
+    # step -> its drain landed (when read-backs look drains up), in increasing step order
+    landed: dict[int, int] = field(default_factory=dict)
     tile: int = 0  # tiles done
-    write_done: _Recent = field(default_factory=lambda: _Recent(0))  # tile -> its write-back sent
+    # tile -> its write-back sent (when tiles read partial sums back), in increasing tile order
+    write_done: dict[int, int] = field(default_factory=dict)
 
     resident_words: int = 0  # words of the last tile begun (prefetch)
 
@@ -162,38 +176,22 @@ class _State:
         self.computed = [0] * self.operand_slots
         self.drained = [0] * self.l1_buffers
 
-    def step_vector(self) -> list[int]:
-        """The part of :meth:`vector` that steps within one L2 tile change (the rest stays)."""
-        return [self.noc_free, self.compute_free, *self.computed, self.drain_free, self.land_free, *self.drained,
-                self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step]
+    def tile_vector(self) -> tuple[int, ...]:
+        """The event times and counters that only L2 tiles move: tiles done, the last
+        write-back, the DRAM channel, the tiles handed out, the pending write-backs' readiness,
+        the current tile's fetch and arrival."""
+        return (self.tile, self.written, self.channel_free, *self.distributed, *[w[0] for w in self.writes],
+                self.fetched, self.arrived)
 
-    def load_steps(self, values: list[int]) -> None:
-        """Set the state from a :meth:`step_vector`."""
-        self.noc_free, self.compute_free = values[0], values[1]
-        i = 2 + len(self.computed)
-        self.computed = values[2:i]
-        self.drain_free, self.land_free = values[i], values[i + 1]
-        i += 2
-        self.drained = values[i:i + len(self.drained)]
-        i += len(self.drained)
-        self.stall_dram, self.stall_noc, self.stall_reduction, self.busy, self.step = values[i:i + 5]
-
-    def vector(self) -> list[int]:
-        """Every event time and counter: the L2 tiles' and the DRAM channel's, then
-        :meth:`step_vector`."""
-        return [self.channel_free, *self.distributed, *[w[0] for w in self.writes], self.written, self.fetched,
-                self.arrived, self.tile, *self.step_vector()]
-
-    def load(self, values: list[int]) -> None:
-        """Set the state from a :meth:`vector` of the same shape."""
-        self.channel_free = values[0]
-        i = 1 + len(self.distributed)
-        self.distributed = values[1:i]
+    def load_tiles(self, values: Sequence[int]) -> None:
+        """Set the state from a :meth:`tile_vector` of the same shape."""
+        self.tile, self.written, self.channel_free = values[0], values[1], values[2]
+        i = 3 + len(self.distributed)
+        self.distributed = list(values[3:i])
         for w in self.writes:
             w[0] = values[i]
             i += 1
-        self.written, self.fetched, self.arrived, self.tile = values[i:i + 4]
-        self.load_steps(values[i + 4:])
+        self.fetched, self.arrived = values[i], values[i + 1]
 
 
 class Pipeline:
@@ -212,11 +210,8 @@ class Pipeline:
         self.t = timing
         self.s = _State(timing.l1_buffers, 2 if timing.l2_space_words else timing.l2_buffers,
                         timing.l1_buffers + timing.register_stages)
-        self._tile_writes = False  # the current tile writes outputs back (its last step drains)
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
-        self.s.landed = _Recent(self.keep_landed)
-        self.s.write_done = _Recent(self.keep_written)
 
     # ---------------------------------------------------------------- tiles
     def _begin_tile(self, tile: int) -> None:
@@ -241,10 +236,12 @@ class Pipeline:
         s.channel_free = s.fetched = max(s.channel_free, request) + self.read_cycles[tile]
         s.arrived = s.fetched + (self.t.dram_latency if self.read_cycles[tile] else 0)
 
-    def _end_tile(self, tile: int) -> None:
+    def _end_tile(self, tile: int, noc_free: int, land_free: int) -> None:
+        """The tile's steps are done: its buffer is distributed once the network is free
+        (``noc_free``), its write-back is ready once its drains have landed (``land_free``)."""
         s = self.s
-        s.distributed = s.distributed[1:] + [s.noc_free]
-        s.writes.append([s.land_free, self.write_cycles[tile], s.tile])
+        s.distributed = s.distributed[1:] + [noc_free]
+        s.writes.append([land_free, self.write_cycles[tile], s.tile])
         s.tile += 1
 
     def _write(self, ready: int, cycles: int, number: int) -> None:
@@ -254,201 +251,234 @@ class Pipeline:
             s.channel_free = max(s.channel_free, ready, s.written) + cycles
             s.written = s.channel_free
             if self.keep_written:
-                s.write_done.record(number, s.written)
+                s.write_done[number] = s.written
+                if len(s.write_done) > self.keep_written + _FORGET_AFTER:
+                    _forget(s.write_done, self.keep_written)
 
     # ---------------------------------------------------------------- steps
-    def _case(self, case: int, tile_first: bool, tile_last: bool) -> StepCase:
-        """One step case's delays, as :meth:`_steps` reads them: ingress, the operands' network
-        latency (0 when nothing is sent), compute, egress, whether it drains, the read-back's
-        source (steps back; 0: none), whether the tile barrier holds it, the landing delay, and
-        whether the step is the first or last of its L2 tile."""
+    def _delays(self) -> list[tuple[int, int, int, int, bool, int, bool, int]]:
+        """Per step case, its delays as :meth:`_execute` reads them (a :data:`StepCase` without
+        its place in the L2 tile): ingress, the operands' network latency (0 when nothing is
+        sent), compute, egress, whether it drains, the read-back's source (steps back; 0:
+        none), whether the tile barrier holds it, the landing delay."""
         d = self.d
-        ingress = d.ingress[case]
-        latency = (d.latency[case] if d.latency else self.t.ingress_latency) if ingress else 0
-        return (ingress, latency, d.compute[case], d.egress[case],
-                bool(d.drains[case]), d.readback_source[case], bool(d.barrier and d.barrier[case]),
-                d.landing[case] if d.landing else 0, tile_first, tile_last)
+        n = len(d.ingress)
+        latency = d.latency or [self.t.ingress_latency] * n
+        return [(ingress, lat if ingress else 0, compute, egress, bool(drains), source, bool(barrier), landing)
+                for ingress, lat, compute, egress, drains, source, barrier, landing in
+                zip(d.ingress, latency, d.compute, d.egress, d.drains, d.readback_source, d.barrier or [False] * n,
+                    d.landing or [0] * n)]
 
-    def _steps(self, cases: Sequence[StepCase]) -> None:
-        """Run steps of the cases ``cases`` (:meth:`_case`) in order. The state's scalars are
-        kept in local variables for the whole run (this loop is where the model spends its
-        time)."""
+    def _program(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
+                 tile_of: dict[tuple, int]) -> list[_Op]:
+        """The nest (see :meth:`run`) as :meth:`_execute`'s program: each L2 tile's steps lie
+        between its two :class:`_Tile` ops; a class run more than :data:`_UNROLLED` times is a
+        block between :class:`_Open` and :data:`_CLOSE`; a class run fewer times has its
+        repetitions spliced into its parent's sequence (the same steps in the same order: none
+        of them could be skipped); consecutive steps form one run."""
+        program: list[_Op] = []
+        run: list[StepCase] = []  # steps since the last other op
+        delays = self._delays()
+        depth = len(classes)
+
+        def flush() -> None:
+            if run:
+                program.append(tuple(run))
+                run.clear()
+
+        def emit(op: _Op) -> None:
+            if type(op) is tuple:
+                run.extend(op)
+            else:
+                flush()
+                program.append(op)
+
+        def walk(level: int, prefix: tuple, first: bool, last: bool) -> None:
+            """Loops from ``level`` on below the class numbers ``prefix``; ``first``/``last``:
+            the classes so far of the loops within an L2 tile are their first/last."""
+            if level == tile_loops:
+                tile = tile_of[prefix]
+                emit(_Tile(tile, False))
+            if level == depth:
+                run.append(delays[case_of[prefix]] + (first, last))
+            else:
+                within = level >= tile_loops
+                final = len(classes[level]) - 1
+                steps = level + 1 == depth != tile_loops  # each class's body is one step, no tile
+                for i, c in enumerate(classes[level]):
+                    inner = prefix + (i,)
+                    body_first, body_last = first and (i == 0 or not within), last and (i == final or not within)
+                    if c.count > _UNROLLED:
+                        emit(_Open(c.count, not within))
+                        walk(level + 1, inner, body_first, body_last)
+                        emit(_CLOSE)
+                    elif steps:  # (walk's steps, without the call)
+                        run.extend([delays[case_of[inner]] + (body_first, body_last)] * c.count)
+                    elif c.count == 1:
+                        walk(level + 1, inner, body_first, body_last)
+                    else:  # the body once, taken off the program, then as many times as the class runs
+                        flush()
+                        mark = len(program)
+                        walk(level + 1, inner, body_first, body_last)
+                        flush()
+                        body = program[mark:]
+                        del program[mark:]
+                        before = program[-1] if program else None
+                        if type(before) is tuple:  # the steps before the body join its first ones
+                            run.extend(before)
+                            program.pop()
+                        for _ in range(c.count):
+                            for op in body:
+                                emit(op)
+            if level == tile_loops:
+                emit(_Tile(tile, True))
+
+        walk(0, (), True, True)
+        flush()
+        return program
+
+    def _execute(self, program: list[_Op]) -> None:
+        """Run the program: its steps, tiles and blocks in order; a block run ``times`` times
+        runs its body, and once two repetitions shift the state alike, the remaining ones but
+        the last (which meets the next block) are added as shifts. The steps' state is kept in
+        local variables for the whole run (this loop is where the model spends its time); a
+        block within one tile compares only that state, one over tiles the tiles' too."""
         s = self.s
-        drain_delay, shared = self.t.drain_delay, self.t.shared_network
-        tile_writes, keep = self._tile_writes, self.keep_landed
-        landed, record = s.landed.times, s.landed.record
-        computed, drained, arrived = s.computed, s.drained, s.arrived
+        drain_delay, shared, keep = self.t.drain_delay, self.t.shared_network, self.keep_landed
+        landed = s.landed
+        computed, drained, arrived, tile_writes = s.computed, s.drained, s.arrived, False
         noc_free, compute_free, drain_free, land_free = s.noc_free, s.compute_free, s.drain_free, s.land_free
         stall_dram, stall_noc, stall_reduction, busy, step = s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step
-        for ingress, latency, compute, egress, drains, source, barrier, landing, tile_first, tile_last in cases:
-            # free = max(noc_free, computed[0], arrived on a tile's first step)
-            free = noc_free
-            if computed[0] > free:
-                free = computed[0]
-            if tile_first and arrived > free:
-                free = arrived
-            start = free
-            if source:  # partial sums in L2
-                ready = landed.get(step - source, 0)
-                if ready > start:
-                    start = ready
-            if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
-                start = land_free
-            noc_free = start + ingress
-            began = noc_free + latency
-            if compute_free > began:
-                began = compute_free
-            waited = began - compute_free
-            dram = 0
-            if tile_first:  # the wait for the tile's arrival is DRAM's
-                dram = arrived - compute_free
-                if dram < 0:
+        # the innermost block being run: where its body begins, its repetitions (all and run so
+        # far), whether it runs over tiles, and while its repetitions are compared, the state's
+        # vector before the current one and the previous one's deltas; the enclosing ones' on
+        # ``blocks``
+        body, times, tiles, repeated = 0, 1, False, 0
+        before: tuple[int, ...] | None = None
+        previous: list[int] | None = None
+        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, list[int] | None]] = []
+        pc, end = 0, len(program)
+        while pc < end:
+            op = program[pc]
+            pc += 1
+            if type(op) is tuple:
+                for ingress, latency, compute, egress, drains, source, barrier, landing, tile_first, tile_last in op:
+                    # free = max(noc_free, computed[0], arrived on a tile's first step)
+                    free = noc_free
+                    if computed[0] > free:
+                        free = computed[0]
+                    if tile_first and arrived > free:
+                        free = arrived
+                    start = free
+                    if source:  # partial sums in L2
+                        ready = landed.get(step - source, 0)
+                        if ready > start:
+                            start = ready
+                    if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
+                        start = land_free
+                    noc_free = start + ingress
+                    began = noc_free + latency
+                    if compute_free > began:
+                        began = compute_free
+                    waited = began - compute_free
                     dram = 0
-                elif dram > waited:
-                    dram = waited
-                stall_dram += dram
-            held = waited - dram
-            if start - free < held:
-                held = start - free
-            stall_reduction += held
-            stall_noc += waited - dram - held
-            done = began + compute
-            busy += compute
-            del computed[0]
-            computed.append(done)
-            compute_free = done
-            if drains or (tile_last and tile_writes):
-                handed = drained[0] if drained[0] > done else done
-                stall_reduction += handed - done
-                compute_free = handed
-                start = handed + drain_delay
-                if drain_free > start:
-                    start = drain_free
-                if shared:  # outputs queue behind the operands on one network
-                    if noc_free > start:
-                        start = noc_free
-                    noc_free = start + egress
-                drain_free = start + egress
-                del drained[0]
-                drained.append(drain_free)
-                land = drain_free + landing
-                if land > land_free:
-                    land_free = land
-                if keep:  # a window of the drains read-backs may still wait for
-                    record(step, land)
-            step += 1
+                    if tile_first:  # the wait for the tile's arrival is DRAM's
+                        dram = arrived - compute_free
+                        if dram < 0:
+                            dram = 0
+                        elif dram > waited:
+                            dram = waited
+                        stall_dram += dram
+                    held = waited - dram
+                    if start - free < held:
+                        held = start - free
+                    stall_reduction += held
+                    stall_noc += waited - dram - held
+                    done = began + compute
+                    busy += compute
+                    del computed[0]
+                    computed.append(done)
+                    compute_free = done
+                    if drains or (tile_last and tile_writes):
+                        handed = drained[0] if drained[0] > done else done
+                        stall_reduction += handed - done
+                        compute_free = handed
+                        start = handed + drain_delay
+                        if drain_free > start:
+                            start = drain_free
+                        if shared:  # outputs queue behind the operands on one network
+                            if noc_free > start:
+                                start = noc_free
+                            noc_free = start + egress
+                        drain_free = start + egress
+                        del drained[0]
+                        drained.append(drain_free)
+                        land = drain_free + landing
+                        if land > land_free:
+                            land_free = land
+                        if keep:  # the drains read-backs may wait for
+                            landed[step] = land
+                            if len(landed) > keep + _FORGET_AFTER:
+                                _forget(landed, keep)
+                    step += 1
+                continue
+            if type(op) is _Tile:
+                if op.end:
+                    self._end_tile(op.tile, noc_free, land_free)
+                else:
+                    tile_writes = self.write_cycles[op.tile] > 0
+                    self._begin_tile(op.tile)
+                    arrived = s.arrived
+                continue
+            if type(op) is _Open:
+                blocks.append((body, times, tiles, repeated, before, previous))
+                body, times, tiles, repeated, before, previous = pc, op.times, op.tiles, 0, None, None
+                measure = times > 2  # the last two repetitions run as they are: nothing left to skip
+            else:
+                repeated += 1
+                measure = before is not None  # the repetition just run is compared
+            if measure:
+                now = (step, drain_free, noc_free, compute_free, land_free, stall_dram, stall_noc, stall_reduction,
+                       busy, *computed, *drained)
+                if tiles:
+                    now += s.tile_vector()
+                if before is not None:
+                    deltas = list(map(sub, now, before)) if len(now) == len(before) else None
+                    left = times - repeated - 1
+                    if deltas is not None and left > 0 and deltas == previous:
+                        if keep:  # before[:2]: the repetition's first step and drain_free before it
+                            _shift(landed, before[0], step - before[0], drain_free - before[1], left)
+                        shifted = [v + left * dv for v, dv in zip(now, deltas)]
+                        k = 9 + len(computed)
+                        steps = k + len(drained)
+                        if tiles:  # before[steps:steps + 2]: the tile and written before it
+                            tiles_run = s.tile - before[steps]
+                            if self.keep_written:
+                                _shift(s.write_done, before[steps], tiles_run, s.written - before[steps + 1], left)
+                            for w in s.writes:
+                                w[2] += left * tiles_run
+                            s.load_tiles(shifted[steps:])  # (the body begins with a tile: it sets arrived)
+                        step, drain_free, noc_free, compute_free, land_free, stall_dram, stall_noc, stall_reduction, \
+                            busy = shifted[:9]
+                        computed, drained = shifted[9:k], shifted[k:steps]
+                        repeated += left
+                    previous = deltas
+                # the next repetition is compared unless it is one of the last two
+                before = now if times - repeated > 2 else None
+            if repeated < times:
+                pc = body
+            else:
+                body, times, tiles, repeated, before, previous = blocks.pop()
+        s.computed, s.drained = computed, drained
         s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
         s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
-
-    # ---------------------------------------------------------------- traversal
-    def _sequence(self, parts: Parts) -> Callable[[], None]:
-        """A body running each (body, times, steps only) of ``parts`` in order (see
-        :meth:`_repeat`); a body given as a list of step cases runs them with :meth:`_steps`,
-        and consecutive such lists run once each are merged into one."""
-        merged: Parts = []
-        for body, times, steps_only in parts:
-            last = merged[-1] if merged else None
-            if isinstance(body, list) and times == 1 and last and isinstance(last[0], list) and last[1] == 1:
-                last[0].extend(body)  # the merged list is this method's own copy (below)
-            else:
-                merged.append((list(body) if isinstance(body, list) else body, times, steps_only))
-        runs = [(partial(self._steps, body) if isinstance(body, list) else body, times, steps_only)
-                for body, times, steps_only in merged]
-        if len(runs) == 1 and runs[0][1] == 1:
-            return runs[0][0]
-        repeat = self._repeat
-
-        def run() -> None:
-            for body, times, steps_only in runs:
-                if times == 1:
-                    body()
-                else:
-                    repeat(body, times, steps_only)
-
-        return run
-
-    def _repeat(self, body: Callable[[], None], times: int, steps_only: bool = False) -> None:
-        """Run ``body`` ``times`` times; once two repetitions shift the state alike, add the
-        remaining ones (all but the last, which meets the next block) as shifts. ``steps_only``:
-        the body runs steps within one L2 tile, so only :meth:`_State.step_vector` can move."""
-        s = self.s
-        vector, load = (s.step_vector, s.load_steps) if steps_only else (s.vector, s.load)
-        done = 0
-        previous: list[int] | None = None
-        after: list[int] | None = None  # the state after the last repetition, if nothing moved it since
-        while done < times:
-            if times - done <= 2:  # the last two repetitions run as they are: nothing left to skip
-                body()
-                done += 1
-                continue
-            before = after if after is not None else vector()
-            first_step, drain_before = s.step, s.drain_free
-            first_tile, written_before = s.tile, s.written
-            body()
-            done += 1
-            after = vector()
-            deltas = list(map(sub, after, before)) if len(after) == len(before) else None
-            left = times - done - 1
-            if deltas is not None and left > 0 and deltas == previous:
-                steps, drain_cycles = s.step - first_step, s.drain_free - drain_before
-                tiles, write_cycles = s.tile - first_tile, s.written - written_before
-                if self.keep_landed:
-                    s.landed.shift(first_step, steps, drain_cycles, left)
-                if self.keep_written:
-                    s.write_done.shift(first_tile, tiles, write_cycles, left)
-                load([v + left * dv for v, dv in zip(after, deltas)])
-                for w in s.writes:
-                    w[2] += left * tiles
-                done += left
-                after = None
-            previous = deltas
 
     def run(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
             tile_of: dict[tuple, int]) -> int:
         """Execute the nest (``case_of``: class numbers of all loops -> step case; the first
         ``tile_loops`` loops step from L2 tile to L2 tile, ``tile_of`` -> tile case) and return
         the cycles until the last output is written back."""
-        last_class = [len(c) - 1 for c in classes]
-
-        def nested(level: int, prefix: tuple, inner: Callable[[int, tuple, Parts], None], out: Parts) -> None:
-            """Append the parts of loop ``level``'s classes to ``out`` in order, each running
-            ``inner``'s parts; a class run once is spliced into the sequence (same steps, same
-            order)."""
-            for i, c in enumerate(classes[level]):
-                if c.count == 1:
-                    inner(level + 1, prefix + (i,), out)
-                else:
-                    parts: Parts = []
-                    inner(level + 1, prefix + (i,), parts)
-                    out.append((self._sequence(parts), c.count, inner is block))
-
-        def block(level: int, prefix: tuple, out: Parts) -> None:
-            if level < len(classes):
-                nested(level, prefix, block, out)
-                return
-            inner = prefix[tile_loops:]
-            first = all(k == 0 for k in inner)
-            last = list(inner) == last_class[tile_loops:]
-            out.append(([self._case(case_of[prefix], first, last)], 1, True))
-
-        def tiles(level: int, prefix: tuple, out: Parts) -> None:
-            if level < tile_loops:
-                nested(level, prefix, tiles, out)
-                return
-            parts: Parts = []
-            block(level, prefix, parts)
-            tile, steps = tile_of[prefix], self._sequence(parts)
-
-            def whole_tile() -> None:
-                self._tile_writes = self.write_cycles[tile] > 0
-                self._begin_tile(tile)
-                steps()
-                self._end_tile(tile)
-            out.append((whole_tile, 1, False))
-
-        nest: Parts = []
-        tiles(0, (), nest)
-        self._sequence(nest)()
+        self._execute(self._program(classes, case_of, tile_loops, tile_of))
         s = self.s
         end = max(s.compute_free, s.land_free)
         for ready, cycles, number in s.writes:

@@ -11,9 +11,10 @@ local worker processes up to the cores this process may run on (its affinity mas
 Dask LocalCluster of as many single-threaded workers when ``distributed`` is installed. Then the simulator re-ranks each
 layer's ten best legal schedules, as a two-stage search does. Figures: candidates per second
 (every candidate, legal or not: a search pays for all of them), the speed-up over 1 worker,
-whether every executor returned the same rows (wall times aside), and the share of the time
+whether every executor returned the same rows (wall times aside), the share of the time
 spent in the parent process (encoding, merging, building frames) rather than waiting for the
-workers. Beside them, the peer that bounds them: as many independent processes as cores, each
+workers, and the parent process's CPU seconds (every thread's: with a LocalCluster, Dask's
+scheduler and the workers' nannies run there too). Beside them, the peer that bounds them: as many independent processes as cores, each
 screening the same part of the scenario at once with no parent (:func:`_ceiling`), against one
 such process alone: where busy cores slow each other (shared caches, memory, clock), no executor
 can reach N times one process. The load average is printed with them: the figures are only comparable at similar
@@ -68,6 +69,7 @@ class _Timed:
     def __init__(self, inner: Executor):
         self.inner = inner
         self.workers = inner.workers
+        self.min_batch_candidates = inner.min_batch_candidates
         self.seconds = 0.0
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
@@ -268,15 +270,14 @@ def _ceiling(quick: bool, cores: int) -> str:
 
 def _dask(work: list[tuple], n: int, one_wall: float, one: pd.DataFrame, cores: int) -> Iterator[str]:
     try:
-        import distributed
+        import distributed  # noqa: F401 - whether it is installed
     except ImportError:
         yield "Dask: not installed (pip install 'accelsim[distributed]')"
         return
-    from accelsim.search.executors import DaskExecutor
+    from accelsim.search.executors import DaskExecutor, local_cluster
 
     for workers in worker_counts(cores):
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
-                distributed.Client(cluster) as client:
+        with local_cluster(workers) as client:
             line = _against_one(f"Dask LocalCluster, {workers} workers", work, DaskExecutor(client), n, one_wall, one)
         yield line
 
@@ -286,10 +287,12 @@ def _against_one(label: str, work: list[tuple], executor: Executor, n: int, one_
     """``label``'s line: ``work`` (``n`` candidates) scored on ``executor``, against the 1-worker
     run (``one_wall`` seconds, rows ``one``)."""
     _score(work[:1], executor)  # start-up (spawning, imports) is paid once, not measured
+    cpu0 = time.process_time()
     wall, parent, rows = _score(work, executor)
+    cpu = time.process_time() - cpu0
     return (f"{label}: {wall:.1f} s, {n / wall:,.1f} candidates/s, speed-up "
             f"{one_wall / wall:.2f}x; rows identical: {one[_SAME].equals(rows[_SAME])}; "
-            f"time in the parent {100 * parent:.0f}%")
+            f"time in the parent {100 * parent:.0f}%, its CPU {cpu:.2f} s")
 
 
 def _projection(work: list[tuple]) -> Iterator[str]:

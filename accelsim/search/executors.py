@@ -22,7 +22,8 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import count
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol, cast
@@ -34,12 +35,37 @@ from accelsim.search.models import ModelTask, Screened, screen_batch
 Batch = Sequence[Sequence[Directive]]
 # the protocols of scheduler addresses accepted (others, e.g. ucx://, need packages of their own)
 SCHEMES = ("tcp", "tls", "ws", "wss", "inproc")
+# the fewest candidates a batch is given when a request is split (:func:`accelsim.search.overlap.batches`),
+# per executor: what a batch's round trip is worth. Local workers: a message down a pipe and back;
+# on 16 idle cores, bench --search's lone layers went out in batches of one or two at 6.86-6.95x,
+# and in batches of 6-7 (one per worker) at 8.00x
+MIN_BATCH_CANDIDATES = 4
+# Dask: a task costs its caller's process (where a LocalCluster's scheduler and nannies also run)
+# several messages, each a socket write and read, the scheduler's transitions and the result's
+# fetch; on the 2-core machine (load 3-5), bench --search's 1,500 genomes on 2 workers went out
+# as 110-112 tasks with 4 a batch and as 60 with 25 (half a 50-candidate ask), the parent's CPU
+# 1.33-1.44 s against 0.83-1.06 s (both with LOCAL_CLUSTER_CONFIG)
+DASK_MIN_BATCH_CANDIDATES = 25
+# settings for a LocalCluster that screens (:func:`local_cluster`): the workers' statistical
+# profiler samples the screening thread's stack every 10 ms (5% of a worker's CPU measured on a
+# busy task); the event loop's tick (every 20 ms), the system monitor (every 0.5 s) and work
+# stealing (every 0.1 s) cost the process holding the scheduler and the nannies; together 0.03 of
+# a core there and 0.008 without (2-core machine, the workers sleeping, four runs)
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.scheduler.work-stealing": False,
+}
 
 
 class Executor(Protocol):
-    """Scores batches of dataflows; ``workers``: how many run at once."""
+    """Scores batches of dataflows; ``workers``: how many run at once; ``min_batch_candidates``:
+    the fewest candidates worth a batch of their own when a request is split."""
 
     workers: int
+    min_batch_candidates: int
 
     def map_batches(self, task: ModelTask, batches: Sequence[Batch]) -> list[list[Screened]]:
         """``screen_batch(task, batch)`` for every batch, results in order."""
@@ -70,6 +96,7 @@ class InProcess:
     scored at once."""
 
     workers = 1
+    min_batch_candidates = MIN_BATCH_CANDIDATES
 
     def __init__(self) -> None:
         self._done: deque[tuple[Hashable, list[Screened]]] = deque()
@@ -182,6 +209,8 @@ class LocalProcesses:
     speed-up). A batch goes to a worker with fewer than ``1 + AHEAD_PER_WORKER`` batches, the idlest
     first; the others wait here in the order submitted."""
 
+    min_batch_candidates = MIN_BATCH_CANDIDATES
+
     def __init__(self, workers: int):
         if workers < 1:
             raise InputError(f"--workers must be at least 1, got {workers}")
@@ -269,7 +298,11 @@ class LocalProcesses:
 
 class DaskExecutor:
     """A Dask cluster: ``scheduler`` is a ``distributed.Client`` or a scheduler address such as
-    ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected."""
+    ``tcp://host:8786``; ``workers`` is the cluster's worker thread count when connected. Its
+    batches are larger than local workers' (``DASK_MIN_BATCH_CANDIDATES``): fewer tasks, each
+    paying Dask's messages once."""
+
+    min_batch_candidates = DASK_MIN_BATCH_CANDIDATES
 
     def __init__(self, scheduler: Any):
         if isinstance(scheduler, str):
@@ -333,6 +366,20 @@ class DaskExecutor:
         self.drop()
         if self._owned:
             self._client.close()
+
+
+@contextmanager
+def local_cluster(workers: int) -> Iterator[Any]:
+    """A ``distributed.Client`` of a LocalCluster of this machine: ``workers`` worker processes
+    of one thread each, started with ``LOCAL_CLUSTER_CONFIG``, no dashboard; closed on exit."""
+    import dask
+    import distributed
+
+    with dask.config.set(LOCAL_CLUSTER_CONFIG), \
+            distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client
 
 
 def make_executor(workers: int = 1, scheduler: Any = None) -> Executor:

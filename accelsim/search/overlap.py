@@ -10,7 +10,7 @@ are screenings; what runs them decides only *where and when* the batches run, ne
 screening sees, so its value is the same on every executor.
 
 :func:`drive` runs one screening, each request split into ``BATCHES_PER_WORKER`` batches per
-worker (of at least ``MIN_BATCH_CANDIDATES`` candidates) and waited for as a whole
+worker (of at least the executor's ``min_batch_candidates`` candidates) and waited for as a whole
 (:meth:`Executor.map_batches`). :func:`run_overlapped` runs a sequence of screenings (e.g. one per
 layer) at once: each request's batches are submitted on their own (:meth:`Executor.submit`), a
 screening gets its results when its last batch is back and at once submits its next request, and a
@@ -38,10 +38,6 @@ T = TypeVar("T")
 BATCHES_PER_WORKER = 4
 # another screening starts while fewer than this many batches per worker are in flight
 IN_FLIGHT_PER_WORKER = 2
-# the fewest candidates a batch is given when a request is split (a batch pays a round trip and
-# its results' handling in the parent; on 16 idle cores, bench --search's lone layers went out in
-# batches of one or two at 6.86-6.95x, and in batches of 6-7 (one per worker) at 8.00x)
-MIN_BATCH_CANDIDATES = 4
 
 
 @dataclass(frozen=True)
@@ -63,10 +59,10 @@ def split(items: list[Any], parts: int) -> list[list[Any]]:
     return [items[a:b] for a, b in pairwise(bounds)]
 
 
-def batches(dataflows: list[Any], parts: int) -> list[list[Any]]:
+def batches(dataflows: list[Any], parts: int, fewest: int) -> list[list[Any]]:
     """``dataflows`` split into ``parts`` batches (:func:`split`), or into fewer so that none holds
-    fewer than ``MIN_BATCH_CANDIDATES`` (one batch when there are fewer dataflows than that)."""
-    return split(dataflows, min(parts, max(1, len(dataflows) // MIN_BATCH_CANDIDATES)))
+    fewer than ``fewest`` (one batch when there are fewer dataflows than that)."""
+    return split(dataflows, min(parts, max(1, len(dataflows) // fewest)))
 
 
 def drive(screening: Screening[T], executor: Executor) -> T:
@@ -76,7 +72,8 @@ def drive(screening: Screening[T], executor: Executor) -> T:
     try:
         request = next(screening)
         while True:
-            results = executor.map_batches(request.task, batches(request.dataflows, parts))
+            results = executor.map_batches(request.task, batches(request.dataflows, parts,
+                                                                  executor.min_batch_candidates))
             request = screening.send([screened for out in results for screened in out])
     except StopIteration as stop:
         return stop.value
@@ -112,7 +109,7 @@ def run_overlapped(screenings: Iterator[Screening[T]], executor: Executor,
 
     def submit(run: _Running, request: ScreenRequest) -> None:
         parts = ceil(workers * BATCHES_PER_WORKER / len(running)) if workers > 1 else 1
-        split_up = batches(request.dataflows, parts)
+        split_up = batches(request.dataflows, parts, executor.min_batch_candidates)
         run.batches, run.results = len(split_up), {}
         for number, batch in enumerate(split_up):
             tag = (token, next(numbers))

@@ -17,14 +17,16 @@ import heapq
 import time
 from collections.abc import Hashable, Sequence
 
-from accelsim.search.executors import Batch
+from accelsim.search.executors import MIN_BATCH_CANDIDATES, Batch
 from accelsim.search.models import ModelTask, Screened, screen_batch
 
 
 class VirtualWorkers:
     """An executor (:class:`accelsim.search.executors.Executor`) of ``workers`` virtual idle
     workers; ``costs`` (candidate -> (CPU seconds, result)) may be shared between instances, so
-    each candidate is measured once."""
+    each candidate is measured once. Batched as local workers are."""
+
+    min_batch_candidates = MIN_BATCH_CANDIDATES
 
     def __init__(self, workers: int, costs: dict[tuple[str, tuple], tuple[float, Screened]]):
         self.workers = workers
