@@ -5,7 +5,8 @@ before it fixed and the loops after it at 0 (0 where it works at none). The func
 the last index of each run between the loop's points (activity is constant within a run), all of
 them at once; the scan tries every index one at a time. The cases run over every operator, the
 named styles and random mappings (tests/test_properties.py's strategies), with three random rows
-of fixed outer indices for every choice of ``first_free``.
+of fixed outer indices for every choice of ``first_free``, and four rows with a first free loop
+each.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ def _check(case, data_seed: int) -> None:
         want = _scanned(cm, idx, first_free, units)
         for li, (g, w) in enumerate(zip(got, want)):
             np.testing.assert_array_equal(np.broadcast_to(g, w.shape), w, err_msg=f"loop {li}, free from {first_free}")
+    # a first free loop per row (as the previous step of each case and the first L2 tile of
+    # every tile-loop count ask for it) gives each row what its own first free loop gives
+    free = rng.integers(0, len(cm.loops) + 1, size=4)
+    idx = [np.where(free[:, None] > li, rng.integers(0, loop.trips, size=(4, 1)), 0) for li, loop in enumerate(cm.loops)]
+    got = last_active(cm, idx, free, units, points)
+    for row, first_free in enumerate(free.tolist()):
+        want = _scanned(cm, [i[row:row + 1] for i in idx], first_free, units)
+        for li, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_array_equal(g[row:row + 1], w, err_msg=f"loop {li}, row {row} free from {first_free}")
 
 
 @CASES

@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 from accelsim.errors import InputError, MappingError
 from accelsim.hw.loader import available_presets, load_hardware
 from accelsim.mapping.compile import CompiledMapping, compile_mapping
-from accelsim.mapping.demand import unique_rows
+from accelsim.mapping.demand import first_rows, unique_rows
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.sim.engine import LayerSimulation, SimOptions
 
@@ -124,12 +124,25 @@ def test_a_refused_held_jump_quiets_the_checkpoints_and_changes_nothing():
                         elements=st.integers(0, 5)))
 def test_unique_rows_is_numpys_row_unique(table):
     """The mixed-radix unique gives numpy's distinct rows in numpy's (lexicographic) order."""
-    assert unique_rows(table, [6] * table.shape[1]) == np.unique(table, axis=0).tolist()
+    assert unique_rows(table) == np.unique(table, axis=0).tolist()
 
 
 def test_unique_rows_falls_back_where_the_key_would_overflow():
-    """Radices whose product reaches 2**62 take the row sort: [[1, 0], [0, 3], [1, 0]] gives
-    [[0, 3], [1, 0]] either way."""
-    table = np.array([[1, 0], [0, 3], [1, 0]], dtype=np.int64)
-    assert unique_rows(table, [2 ** 40, 2 ** 40]) == [[0, 3], [1, 0]]
-    assert unique_rows(table, [2, 4]) == [[0, 3], [1, 0]]
+    """A column spanning 2**62 takes the row sort: [[2**61, 0], [-2**61, 3], [2**61, 0]] gives
+    [[-2**61, 3], [2**61, 0]], as [[2, 0], [-2, 3], [2, 0]] (whose key fits) gives
+    [[-2, 3], [2, 0]]."""
+    table = np.array([[2 ** 61, 0], [-2 ** 61, 3], [2 ** 61, 0]], dtype=np.int64)
+    assert unique_rows(table) == [[-2 ** 61, 3], [2 ** 61, 0]]
+    assert unique_rows(np.array([[2, 0], [-2, 3], [2, 0]], dtype=np.int64)) == [[-2, 3], [2, 0]]
+
+
+@given(table=hnp.arrays(np.int64, st.tuples(st.integers(0, 40), st.integers(0, 6)),
+                        elements=st.one_of(st.integers(-3, 3), st.sampled_from([-2 ** 40, 2 ** 40, 2 ** 61, -2 ** 61]))))
+def test_first_rows_is_numpys_row_unique(table):
+    """The chunked mixed-radix keys give numpy's first occurrences and distinct-row numbers:
+    small columns share a key, columns spanning 2**41 need ranks between chunks, one spanning
+    2**62 takes the row sort."""
+    _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    got_first, got_inverse = first_rows(table)
+    assert got_first.tolist() == first.tolist()
+    assert got_inverse.tolist() == inverse.ravel().tolist()

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from itertools import product
 from math import ceil, prod
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,23 +130,50 @@ def compute_cycles(max_pe_macs: Any, macs_per_pe_per_cycle: int, ingress_cycles:
     return np.minimum(macs, np.maximum(0, macs - ingress_cycles))
 
 
-def unique_rows(table: np.ndarray, radices: Sequence[int]) -> list[list[int]]:
-    """The distinct rows of ``table`` (column ``j`` holding numbers ``0 .. radices[j] - 1``) in
-    lexicographic order, as ``np.unique(table, axis=0)`` gives them: each row is read as one
-    mixed-radix number (first column most significant), which sorts as the row does, so one
-    1-D unique of integers replaces a sort of rows (several times faster). Falls back to the
-    row sort where the numbers would not fit in 63 bits."""
-    if table.shape[1] == 0 or prod(radices) >= 2 ** 62:
-        return np.unique(table, axis=0).tolist()
-    keys = np.zeros(len(table), dtype=np.int64)
-    for j, radix in enumerate(radices):
-        keys = keys * radix + table[:, j]
-    distinct = np.unique(keys)
-    columns = []
-    for radix in reversed(radices):
-        columns.append(distinct % radix)
-        distinct = distinct // radix
-    return np.column_stack(columns[::-1]).tolist()
+def unique_rows(table: np.ndarray) -> list[list[int]]:
+    """The distinct rows of the integer ``table`` in lexicographic order, as
+    ``np.unique(table, axis=0)`` gives them (by :func:`first_rows`)."""
+    return table[first_rows(table)[0]].tolist()
+
+
+KEY_LIMIT = 2 ** 62  # mixed-radix keys stay below this (int64 without overflow)
+
+
+def first_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the distinct rows of the integer ``table`` (rows, columns) in lexicographic order,
+    the index of each one's first occurrence, and for every row the number of its distinct
+    row: ``np.unique(table, axis=0, return_index=True, return_inverse=True)[1:]``. Rows are
+    read as mixed-radix numbers (column ``j`` less its least
+    value, radix its span), so 1-D uniques of integers replace a sort of rows (several times
+    faster). Columns are taken in chunks whose key fits ``KEY_LIMIT``; where the key so far
+    and the next chunk's would not fit together, each is first replaced by its rank among
+    its distinct values (which sorts as it does, and spans at most the rows). The row sort
+    where one column alone spans ``KEY_LIMIT``."""
+    low = table.min(axis=0) if len(table) else None
+    spans = [] if low is None else [hi - lo + 1 for lo, hi in zip(low.tolist(), table.max(axis=0).tolist())]
+    if low is None or max(spans, default=1) >= KEY_LIMIT:  # no rows, or a column too wide for a key
+        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    shifted = table - low
+    keys, span = np.zeros(len(table), dtype=np.int64), 1
+    j = 0
+    while j < len(spans):
+        chunk, chunk_span = [], 1
+        while j < len(spans) and chunk_span * spans[j] < KEY_LIMIT:
+            chunk.append(j)
+            chunk_span *= spans[j]
+            j += 1
+        weights = [prod(spans[c] for c in chunk[i + 1:]) for i in range(len(chunk))]
+        chunk_keys = shifted[:, chunk] @ np.array(weights, dtype=np.int64)
+        if span * chunk_span >= KEY_LIMIT:
+            keys = np.unique(keys, return_inverse=True)[1].ravel()
+            span = int(keys.max()) + 1
+        if span * chunk_span >= KEY_LIMIT:
+            chunk_keys = np.unique(chunk_keys, return_inverse=True)[1].ravel()
+            chunk_span = int(chunk_keys.max()) + 1
+        keys, span = keys * chunk_span + chunk_keys, span * chunk_span
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
 
 
 @dataclass(frozen=True)
@@ -342,9 +369,8 @@ class _Grouping:
         shift = cls.first[klass] @ self.velocity  # (rows, axes): V u of each representative
         norm = keys - np.tile(shift, moving.shape[1]) * mask
         if self.injective:
-            table = np.column_stack([case, norm, cls.interval[klass][:, self.relevant]])
-            _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-            members = np.bincount(inverse.ravel(), weights=self.weight[klass], minlength=len(first)).astype(np.int64)
+            first, inverse = first_rows(np.column_stack([case, norm, cls.interval[klass][:, self.relevant]]))
+            members = np.bincount(inverse, weights=self.weight[klass], minlength=len(first)).astype(np.int64)
             return Groups(case[first], self.tuples[klass[first]], words[first].astype(np.int64), members)
         # enumerate the relevant sub-unit tuples of every row: a box is the representative's
         # moved by V (u - first)
@@ -352,9 +378,8 @@ class _Grouping:
         row = np.repeat(np.arange(len(case)), counts)
         moved = np.concatenate([self.moved[k] for k in klass])  # (tuples, axes), row by row
         table = keys[row] + np.tile(moved, moving.shape[1]) * mask[row]
-        table = np.column_stack([case[row], table])
-        _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-        members = np.bincount(inverse.ravel(), weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
+        first, inverse = first_rows(np.column_stack([case[row], table]))
+        members = np.bincount(inverse, weights=self.weight[klass][row], minlength=len(first)).astype(np.int64)
         return Groups(case[row][first], np.ones(len(first), dtype=np.int64), words[row][first].astype(np.int64),
                        members)
 
@@ -492,7 +517,7 @@ class ScheduleProfile:
             table = np.column_stack([np.searchsorted(starts, i, side="right") - 1
                                      for starts, i in zip(self._starts, indices)]).astype(np.int64) \
                 if indices else np.zeros((1, 0), dtype=np.int64)
-            fresh = [row for row in unique_rows(table, [len(starts) for starts in self._starts])
+            fresh = [row for row in unique_rows(table)
                      if tuple(row) not in self._demands]
             for row, demand in zip(fresh, self._demands_of(np.array(fresh, dtype=np.int64).reshape(len(fresh), -1))):
                 self._demands[tuple(row)] = demand

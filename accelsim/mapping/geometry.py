@@ -39,12 +39,14 @@ the last step before ``t`` in which a PE worked is found by one decrement, not a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from itertools import product
 from math import ceil, prod
 
 import numpy as np
 
 from accelsim.mapping.compile import CompiledMapping, Level
+from accelsim.workload.loopnest import Axis
 from accelsim.workload.ops import LoopNest
 
 Index = list[np.ndarray]  # one int64 array per loop, broadcastable to (cases, n)
@@ -103,41 +105,160 @@ def pe_index(cm: CompiledMapping, units: Units) -> np.ndarray:
 # boxes
 @dataclass(frozen=True)
 class Boxes:
-    """Boxes of some PEs at some steps: start and extent per loop-nest dimension, arrays of one
-    common shape (usually (cases, PEs)); extents are 0 where the PE is idle."""
+    """Boxes of some PEs at some steps: start and extent per loop-nest dimension ``dims``,
+    stacked as ``starts`` and ``extents`` (dims, *shape) (shape usually (cases, PEs));
+    extents are 0 where the PE is idle."""
 
-    start: dict[str, np.ndarray]
-    extent: dict[str, np.ndarray]
+    dims: tuple[str, ...]
+    starts: np.ndarray
+    extents: np.ndarray
     active: np.ndarray
     _tensors: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def start(self) -> dict[str, np.ndarray]:
+        """Start of each dimension (arrays of the boxes' shape)."""
+        return dict(zip(self.dims, self.starts))
+
+    @cached_property
+    def extent(self) -> dict[str, np.ndarray]:
+        """Extent of each dimension (arrays of the boxes' shape; 0 where idle)."""
+        return dict(zip(self.dims, self.extents))
 
     def tensor(self, nest: LoopNest, role: str) -> tuple[np.ndarray, np.ndarray]:
         """lo/hi index of tensor ``role`` per axis: arrays (axes, *shape)."""
         if role not in self._tensors:
-            self._tensors[role] = tensor_box(nest, role, self.start, self.extent)
+            self._tensors[role] = _stacked_tensor_box(nest, role, self.dims, self.starts, self.extents)
         return self._tensors[role]
 
     def volume(self) -> np.ndarray:
         """MACs of each box (0 where idle)."""
-        out = np.ones(self.active.shape, dtype=np.int64)
-        for e in self.extent.values():
-            out = out * e
-        return out
+        return self.extents.prod(axis=0)
 
 
 def tensor_box(nest: LoopNest, role: str, start: dict[str, np.ndarray],
                extent: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """lo/hi index per axis of tensor ``role`` over boxes given per dimension: (axes, *shape)."""
-    lo, hi = [], []
-    for axis in nest.tensors[role]:
-        lo.append(sum(c * start[d] for d, c in axis))
-        hi.append(sum(c * (start[d] + extent[d] - 1) for d, c in axis))
-    return np.stack(lo), np.stack(hi)
+    dims = tuple(start)
+    return _stacked_tensor_box(nest, role, dims, np.stack([np.asarray(start[d], dtype=np.int64) for d in dims]),
+                               np.stack([np.asarray(extent[d], dtype=np.int64) for d in dims]))
+
+
+@dataclass(frozen=True)
+class _AxisTerms:
+    """A tensor's axis indices as terms of the dimensions' (stacked in ``dims`` order): each
+    axis's first term (``first`` dimension positions, ``scale`` their coefficients (axes, 1),
+    None where all are 1) and the further terms ``(axis, dimension position, coefficient)``."""
+
+    first: np.ndarray
+    scale: np.ndarray | None
+    more: tuple[tuple[int, int, int], ...]
+
+
+@lru_cache(maxsize=256)
+def _axis_terms(axes: tuple[Axis, ...], dims: tuple[str, ...]) -> _AxisTerms:
+    """The terms of tensor axes ``axes`` (cached: the few tensors of a run's operators are
+    asked for at every box); an axis without terms reads as 0 times the first dimension."""
+    pos = {d: i for i, d in enumerate(dims)}
+    first, scale, more = [], [], []
+    for a, axis in enumerate(axes):
+        terms = list(axis) or [(dims[0], 0)]
+        first.append(pos[terms[0][0]])
+        scale.append(terms[0][1])
+        more += [(a, pos[d], c) for d, c in terms[1:]]
+    return _AxisTerms(np.array(first, dtype=np.intp),
+                      None if all(c == 1 for c in scale) else np.array(scale, dtype=np.int64).reshape(len(axes), 1),
+                      tuple(more))
+
+
+def _stacked_tensor_box(nest: LoopNest, role: str, dims: tuple[str, ...], starts: np.ndarray,
+                        extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tensor_box` of boxes stacked per dimension (dims, *shape): each axis index is
+    a sum of coefficient x dimension terms, gathered (first terms) and added (the rest)."""
+    terms = _axis_terms(nest.tensors[role], dims)
+    flat = starts.reshape(len(dims), -1)
+    corners = []
+    for point in (flat, flat + extents.reshape(len(dims), -1) - 1):
+        index = point[terms.first]
+        if terms.scale is not None:
+            index *= terms.scale
+        for a, d, c in terms.more:
+            index[a] += c * point[d]
+        corners.append(index.reshape((len(terms.first),) + starts.shape[1:]))
+    return corners[0], corners[1]
 
 
 def volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Words of boxes given per axis (axes first); 0 for empty boxes."""
     return np.prod(np.maximum(hi - lo + 1, 0), axis=0)
+
+
+@dataclass(frozen=True)
+class _LevelPlan:
+    """What :func:`boxes` does at one level: the loop of its fold (None: one fold), its
+    sub-units and window count, the dimensions its directives move (index of the dimension,
+    of the loop whose index moves it or None for the sub-unit's window, and the offset), the
+    window size of each dimension it clips ((dims, 1): the largest int64 where a directive
+    neither moves nor clips) and the dimensions its directives clip."""
+
+    fold_loop: int | None
+    units: int
+    windows: int
+    moves: tuple[tuple[int, int | None, int], ...]
+    sizes: np.ndarray
+    clipped: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _BoxPlan:
+    """:func:`boxes`'s reading of a mapping, once per mapping: the dimensions, their extents
+    ((dims, 1)) and the levels' plans."""
+
+    dims: tuple[str, ...]
+    extents: np.ndarray
+    levels: tuple[_LevelPlan, ...]
+
+
+_PLANS: dict[int, tuple[CompiledMapping, _BoxPlan]] = {}
+PLAN_CACHE_LIMIT = 256  # mappings whose box plans are kept (the mapping is held with its plan)
+
+
+def _box_plan(cm: CompiledMapping) -> _BoxPlan:
+    """The plan of ``cm``'s boxes, cached by identity (each level has one directive per
+    dimension, so a level's directives move and clip distinct dimensions together)."""
+    found = _PLANS.get(id(cm))
+    if found is not None and found[0] is cm:
+        return found[1]
+    loop_of = _loop_of(cm)
+    dims = tuple(cm.nest.dims)
+    pos = {d: i for i, d in enumerate(dims)}
+    big = np.iinfo(np.int64).max
+    levels = []
+    for li, level in enumerate(cm.levels):
+        spatial = level.spatial
+        moves: list[tuple[int, int | None, int]] = []
+        sizes = [big] * len(dims)
+        for ld in level.directives:
+            d = pos[ld.dim]
+            if sizes[d] != big or any(m[0] == d for m in moves):
+                raise AssertionError(f"level {li} has two directives on {ld.dim}")
+            if ld.kind == "temporal":
+                ti = loop_of.get((li, ld.dim))
+                if ti is None:
+                    continue  # one window starting at 0 covering the extent
+                moves.append((d, ti, ld.offset))
+            elif ld.offset:
+                moves.append((d, None, ld.offset))
+            sizes[d] = ld.size
+        levels.append(_LevelPlan(loop_of.get((li, spatial[0].dim)) if spatial else None, level.units,
+                                 level.spatial_windows, tuple(moves),
+                                 np.array(sizes, dtype=np.int64).reshape(len(dims), 1),
+                                 tuple(d for d in range(len(dims)) if sizes[d] != big)))
+    plan = _BoxPlan(dims, np.array(list(cm.nest.dims.values()), dtype=np.int64).reshape(len(dims), 1), tuple(levels))
+    if len(_PLANS) >= PLAN_CACHE_LIMIT:
+        _PLANS.clear()
+    _PLANS[id(cm)] = (cm, plan)
+    return plan
 
 
 def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
@@ -146,35 +267,37 @@ def boxes(cm: CompiledMapping, idx: Index, units: Units, padded: bool = False,
     array per loop); all arrays broadcast to one shape. ``padded``: a window clipped at its
     parent's end keeps its full size (the zero padding of a ragged tile, as STONNE sends it),
     in the dimensions ``pad_dims`` (None: every dimension); a sub-unit whose window the
-    padding reaches works on padding."""
+    padding reaches works on padding. All dimensions are computed together, stacked (dims,
+    *shape)."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units))
-    loop_of = _loop_of(cm)
-    # plain integers until a directive moves or clips a dimension (fewer array operations)
-    start: dict[str, np.ndarray | int] = dict.fromkeys(cm.nest.dims, 0)
-    extent: dict[str, np.ndarray | int] = dict(cm.nest.dims)
+    plan = _box_plan(cm)
+    stacked = (len(plan.dims),) + shape
+    column = (len(plan.dims),) + (1,) * len(shape)
+    starts = np.zeros(stacked, dtype=np.int64)
+    extents = np.empty(stacked, dtype=np.int64)
+    extents[...] = plan.extents.reshape(column)
     active = np.ones(shape, dtype=bool)
-    for li, level in enumerate(cm.levels):
-        fi = loop_of.get((li, level.spatial[0].dim)) if level.spatial else None
-        window = (idx[fi] if fi is not None else 0) * level.units + units[li]
-        active &= window < level.spatial_windows
-        for ld in level.directives:
-            if ld.kind == "temporal":
-                ti = loop_of.get((li, ld.dim))
-                if ti is None:
-                    continue  # one window starting at 0 covering the extent
-                offset = idx[ti] * ld.offset
-            else:
-                offset = window * ld.offset
-            start[ld.dim] = start[ld.dim] + offset
-            clipped = np.maximum(np.minimum(ld.size, extent[ld.dim] - offset), 0)
-            if padded and (pad_dims is None or ld.dim in pad_dims):
-                active &= clipped > 0
-                clipped = np.where(clipped > 0, ld.size, 0)
-            extent[ld.dim] = clipped
-    for d in cm.nest.dims:
-        active &= extent[d] > 0
-    return Boxes({d: np.broadcast_to(np.asarray(v, dtype=np.int64), shape) for d, v in start.items()},
-                 {d: np.where(active, e, 0).astype(np.int64, copy=False) for d, e in extent.items()}, active)
+    for li, level in enumerate(plan.levels):
+        window = (idx[level.fold_loop] if level.fold_loop is not None else 0) * level.units + units[li]
+        active &= window < level.windows
+        if level.moves:
+            offsets = np.zeros(stacked, dtype=np.int64)
+            for d, loop, offset in level.moves:
+                offsets[d] = (window if loop is None else idx[loop]) * offset
+            starts += offsets
+            extents -= offsets
+        sizes = level.sizes.reshape(column)
+        np.minimum(extents, sizes, out=extents)
+        np.maximum(extents, 0, out=extents)
+        if padded:
+            pad = [d for d in level.clipped if pad_dims is None or plan.dims[d] in pad_dims]
+            if pad:
+                worked = extents[pad] > 0
+                active &= worked.all(axis=0)
+                extents[pad] = np.where(worked, sizes[pad], 0)
+    active &= extents.min(axis=0, initial=1) > 0
+    extents *= active
+    return Boxes(plan.dims, starts, extents, active)
 
 
 def output_dims(nest: LoopNest) -> frozenset[str]:
@@ -187,7 +310,7 @@ def pe_boxes(cm: CompiledMapping, idx: Index, pes: np.ndarray) -> Boxes:
     units, member = unit_indices(cm, pes)
     b = boxes(cm, idx, [u[None, :] for u in units])
     active = b.active & member[None, :]
-    return Boxes(b.start, {d: np.where(active, e, 0) for d, e in b.extent.items()}, active)
+    return Boxes(b.dims, b.starts, b.extents * active, active)
 
 
 def pe_extent_bound(cm: CompiledMapping) -> dict[str, int]:
@@ -408,24 +531,53 @@ def unit_velocity(cm: CompiledMapping, role: str) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------
 # activity along the nest
-def last_active(cm: CompiledMapping, idx: Index, first_free: int, units: Units,
+def last_active(cm: CompiledMapping, idx: Index, first_free: int | np.ndarray, units: Units,
                 points: list[list[int]]) -> Index:
     """Set loops ``first_free ..`` (in order) to the last iteration in which each sub-unit tuple
     works, given the loops before them; ``idx`` supplies the fixed outer loops (arrays
-    broadcastable to (cases, n)). Activity is constant between consecutive points and a prefix,
-    so only each run's last index is tried (all of them at once, along a leading axis)."""
-    shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
-    out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
-    out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
-    for li in range(first_free, len(cm.loops)):
+    broadcastable to (cases, n)). ``first_free`` may differ by case (an array (cases,); the
+    indices ``idx`` gives at and after a case's first free loop are not read). Activity is
+    constant between consecutive points and a prefix, so only each run's last index is tried
+    (all of them at once, along a leading axis)."""
+    if isinstance(first_free, int):
+        shape = np.broadcast_shapes(*(np.shape(i) for i in idx[:first_free]), *(np.shape(u) for u in units))
+        out = [np.broadcast_to(i, shape).copy() for i in idx[:first_free]]
+        out += [np.zeros(shape, dtype=np.int64) for _ in range(first_free, len(cm.loops))]
+        _settle_last_active(cm, out, np.full(shape[:1], first_free, dtype=np.int64), units, points)
+        return out
+    shape = np.broadcast_shapes(*(np.shape(i) for i in idx), *(np.shape(u) for u in units), (len(first_free), 1))
+    out = [np.broadcast_to(i, shape).copy() for i in idx]
+    for li, o in enumerate(out):
+        o[first_free <= li] = 0
+    _settle_last_active(cm, out, first_free, units, points)
+    return out
+
+
+def _settle_last_active(cm: CompiledMapping, out: Index, free_from: np.ndarray, units: Units,
+                        points: list[list[int]]) -> None:
+    """:func:`last_active` in place on ``out`` (one array per loop, (rows, ...) each) with the
+    first free loop given per row (``free_from``, (rows,)); a row's loops from its first free
+    one on must be 0. Loop by loop, the rows whose free loops have begun are settled together
+    (the loops after the current one are 0 for them)."""
+    loops = len(cm.loops)
+    zero = np.zeros((1,) * max(len(out[0].shape) if out else 1, 1), dtype=np.int64)
+    for li in range(int(free_from.min(initial=loops)), loops):
+        sel = free_from <= li
+        rows = None if sel.all() else np.nonzero(sel)[0]
+        if rows is not None and len(rows) == 0:
+            continue
+        fixed = out[:li] if rows is None else [o[rows] for o in out[:li]]
         trips = cm.loops[li].trips
         ends = np.array(sorted({p - 1 for p in points[li] if p > 0} | {trips - 1}), dtype=np.int64)
-        trial = out[:li] + [ends.reshape((len(ends),) + (1,) * len(shape))] + out[li + 1:]
-        active = boxes(cm, trial, units).active  # (ends, *shape)
+        trial = fixed + [ends.reshape((len(ends),) + zero.shape)] + [zero] * (loops - li - 1)
+        active = boxes(cm, trial, units).active  # (ends, rows, ...)
         # the last end at which each tuple works (index 0 where it works at none)
         last = len(ends) - 1 - np.argmax(active[::-1], axis=0)
-        out[li] = np.where(active.any(axis=0), ends[last], 0)
-    return out
+        settled = np.where(active.any(axis=0), ends[last], 0)
+        if rows is None:
+            out[li][...] = settled  # in place: the rows keep their shape where the trial's is smaller
+        else:
+            out[li][rows] = settled
 
 
 def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
@@ -433,21 +585,12 @@ def previous_active(cm: CompiledMapping, rep: np.ndarray, units: Units,
     """For each row of ``rep`` (cases, loops) and each sub-unit tuple of ``units`` (arrays
     (1, n)): the loop indices of the last step before the case's step in which the tuple
     worked (meaningful for tuples working at the case's step), and whether the case's step has
-    a predecessor at all (not the first step)."""
+    a predecessor at all (not the first step). The step before has the innermost non-zero
+    index one lower and the loops inside it free (they are 0 in ``rep``)."""
     n, loops = rep.shape
-    width = np.broadcast_shapes(*(np.shape(u) for u in units))[-1] if units else 1
     nonzero = rep > 0
     has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
     innermost = np.where(has_prev, loops - 1 - np.argmax(nonzero[:, ::-1], axis=1), -1) if loops else \
         np.full(n, -1)
-    out = [np.broadcast_to(rep[:, i:i + 1], (n, width)).copy() for i in range(loops)]
-    for j in range(loops):
-        rows = np.nonzero(innermost == j)[0]
-        if len(rows) == 0:
-            continue
-        fixed = [o[rows] for o in out[:j]] + [out[j][rows] - 1]
-        filled = last_active(cm, fixed + [np.zeros((len(rows), width), dtype=np.int64)] * (loops - j - 1),
-                             j + 1, units, points)
-        for i in range(loops):
-            out[i][rows] = filled[i]
-    return out, has_prev
+    prev = rep - (innermost[:, None] == np.arange(loops)[None, :])
+    return last_active(cm, columns(prev), np.where(has_prev, innermost + 1, loops), units, points), has_prev

@@ -107,8 +107,9 @@ class TileSchedule:
         self.edge_units = np.array(edges, dtype=np.int64)[None, :]
         loops0 = len(top.loops)
         # the smallest L2 tile is one level-0 iteration; a tile of the first k loops' iterations
-        self.l2_required_words = self._union_words(loops0)
-        k = next((k for k in range(loops0) if self._union_words(k) <= l2_capacity_words), loops0)
+        words = self._first_tile_words()
+        self.l2_required_words = words[loops0]
+        k = next((k for k in range(loops0) if words[k] <= l2_capacity_words), loops0)
         self.tile_loops = k
         self.view = CompiledMapping(cm.layer, cm.nest, top.levels, top.loops[:k], top.num_pes, cm.source)
         self.count = self.view.steps
@@ -130,11 +131,13 @@ class TileSchedule:
         everywhere else."""
         return max(l2_words, self.l2_required_words) if l2_words else 0
 
-    def _union_words(self, k: int) -> int:
+    def _first_tile_words(self) -> list[int]:
         """Words of the tensors L2 keeps in the first tile when the first ``k`` level-0 loops
-        are tile loops."""
-        box = self._union_box([0] * k, k)
-        return sum(prod(max(0, b - a + 1) for a, b in zip(*box[role])) for role in self.kept_roles) if box else 0
+        are tile loops, for every ``k`` from 0 to all of them (all at once)."""
+        loops0 = len(self.top.loops)
+        box, worked = self._union_boxes(np.zeros((loops0 + 1, loops0), dtype=np.int64), np.arange(loops0 + 1))
+        words = sum(volume(*box[role]) for role in self.kept_roles)
+        return np.where(worked, words, 0).tolist()
 
     def stream(self, words: dict[tuple[int, ...], dict[str, int]], runs: dict[tuple[int, ...], int]) -> None:
         """Set, per tile case (its class along each tile loop), the DRAM words of each bypassed
@@ -155,27 +158,14 @@ class TileSchedule:
             return {}, 0
         return self._streamed.get(case, ({role: 0 for role in self.bypass}, 0))
 
-    def _union_box(self, tile_idx: list[int], k: int) -> dict[str, tuple[list[int], list[int]]] | None:
+    def _union_box(self, tile_idx: list[int]) -> dict[str, tuple[list[int], list[int]]] | None:
         """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
-        the tile whose tile-loop indices are ``tile_idx``; None if no sub-unit works in it.
-        The lowest corner is at the inner loops' first iteration and the first sub-unit; the
-        highest at each sub-unit's last iteration (indices only grow along a loop and with the
-        sub-unit, so the edges of the intervals of alike sub-units suffice)."""
-        top = self.top
-        nest = top.nest
-        rest = len(top.loops) - k
-        units = self.edge_units
-        fixed = [np.full((1, 1), i, dtype=np.int64) for i in tile_idx] + [np.zeros((1, 1), dtype=np.int64)] * rest
-        low = boxes(top, fixed, [units])
-        if not low.active.any():
+        the tile whose tile-loop indices are ``tile_idx``; None if no sub-unit works in it
+        (:meth:`_union_boxes` of one tile)."""
+        box, worked = self._union_boxes(np.array([tile_idx], dtype=np.int64).reshape(1, len(tile_idx)))
+        if not worked[0]:
             return None
-        high = boxes(top, last_active(top, fixed, k, [units], self.points), [units])
-        out = {}
-        for role in nest.tensors:
-            lo = np.where(low.active[None], low.tensor(nest, role)[0], np.iinfo(np.int64).max).min(axis=2)[:, 0]
-            hi = np.where(high.active[None], high.tensor(nest, role)[1], -1).max(axis=2)[:, 0]
-            out[role] = ([int(x) for x in lo], [int(x) for x in hi])
-        return out
+        return {role: (lo[:, 0].tolist(), hi[:, 0].tolist()) for role, (lo, hi) in box.items()}
 
     def _indices(self, tile: int) -> list[int]:
         return step_loop_indices(self.view, tile) if self.tile_loops else []
@@ -223,7 +213,6 @@ class TileSchedule:
         n, k = len(cases), self.tile_loops
         rep = cases.rep
         tiles = rep @ np.array(self.view_strides, dtype=np.int64) if k else np.zeros(n, dtype=np.int64)
-        box, worked = self._union_boxes(rep)
         # the tile before each (indices one step back in lexicographic order)
         nonzero = rep > 0
         has_prev = np.asarray(nonzero.any(axis=1), dtype=bool)
@@ -232,7 +221,11 @@ class TileSchedule:
             j = k - 1 - int(np.argmax(nonzero[row, ::-1]))
             prev[row, j] -= 1
             prev[row, j + 1:] = [self.view.loops[i].trips - 1 for i in range(j + 1, k)]
-        prev_box, _ = self._union_boxes(prev)
+        # each tile's union box and its previous tile's, found together
+        both, worked_both = self._union_boxes(np.concatenate([rep, prev]))
+        box = {role: (lo[:, :n], hi[:, :n]) for role, (lo, hi) in both.items()}
+        prev_box = {role: (lo[:, n:], hi[:, n:]) for role, (lo, hi) in both.items()}
+        worked = worked_both[:n]
         prev_ok = has_prev & self._valid_many(prev)
         start = tiles % self.run_steps == 0
         end = ((tiles + 1) % self.run_steps == 0) | (tiles == self.count - 1)
@@ -289,23 +282,34 @@ class TileSchedule:
             footprint[i], kept[i] = td.footprint_words, td.kept_words
         return TileTable(cases, reads, read_runs, write_words, write_runs, back, footprint, kept)
 
-    def _union_boxes(self, rows: np.ndarray) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
-        """:meth:`_union_box` of the tiles whose tile-loop indices are the rows of ``rows``
-        (tiles, tile loops): per tensor (lo, hi) arrays (axes, tiles), and whether some
-        sub-unit works in each tile (where none does, the boxes are meaningless)."""
+    def _union_boxes(self, rows: np.ndarray, first_free: np.ndarray | None = None
+                     ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """Per tensor, the union box of every level-0 sub-unit over the inner level-0 loops of
+        the tiles whose first level-0 loop indices are the rows of ``rows`` (tiles, loops
+        given), the loops from ``first_free`` on (per tile, 0 in ``rows``; default: those not
+        given) inner:
+        (lo, hi) arrays (axes, tiles), and whether some sub-unit works in each tile (where
+        none does, the boxes are meaningless). The lowest corner is at the inner loops' first
+        iteration and the first sub-unit; the highest at each sub-unit's last iteration
+        (indices only grow along a loop and with the sub-unit, so the edges of the intervals
+        of alike sub-units suffice)."""
         top = self.top
         n = rows.shape[0]
         units = [self.edge_units]
+        if first_free is None:
+            first_free = np.full(n, rows.shape[1], dtype=np.int64)
         fixed = [rows[:, j:j + 1] for j in range(rows.shape[1])] + \
             [np.zeros((n, 1), dtype=np.int64)] * (len(top.loops) - rows.shape[1])
         low = boxes(top, fixed, units)
-        high = boxes(top, last_active(top, fixed, rows.shape[1], units, self.points), units)
+        high = boxes(top, last_active(top, fixed, first_free, units, self.points), units)
         out = {}
         for role in top.nest.tensors:
             lo = np.where(low.active[None], low.tensor(top.nest, role)[0], np.iinfo(np.int64).max).min(axis=2)
             hi = np.where(high.active[None], high.tensor(top.nest, role)[1], -1).max(axis=2)
-            out[role] = (lo, hi)
-        return out, np.asarray(low.active.any(axis=1), dtype=bool)
+            out[role] = (lo, hi) if lo.shape[1] == n else (  # no level-0 loops: one box for every row
+                np.repeat(lo, n, axis=1), np.repeat(hi, n, axis=1))
+        worked = np.asarray(low.active.any(axis=1), dtype=bool)
+        return out, worked if len(worked) == n else np.repeat(worked, n)
 
     def _valid_many(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`valid` of the tiles whose tile-loop indices are the rows of ``rows``."""
@@ -323,13 +327,13 @@ class TileSchedule:
 
     def _demand(self, t: int) -> TileDemand:
         nest = self.cm.nest
-        box = self._union_box(self._indices(t), self.tile_loops)
+        box = self._union_box(self._indices(t))
         reads = {role: 0 for role in nest.tensors}
         runs = {role: 0 for role in nest.tensors}
         if box is None:
             return TileDemand(reads, runs, 0, 0)
         p = self.previous_valid(t)
-        prev = self._union_box(self._indices(p), self.tile_loops) if p >= 0 else None
+        prev = self._union_box(self._indices(p)) if p >= 0 else None
         streamed, streamed_runs = self._streamed_words(self._tile_case(t))
         reads.update(streamed)
         if streamed_runs:
