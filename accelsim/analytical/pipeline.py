@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import islice
-from operator import sub
 from typing import Sequence
 
 from accelsim.mapping.geometry import LoopClass
@@ -351,12 +350,12 @@ class Pipeline:
         stall_dram, stall_noc, stall_reduction, busy, step = s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step
         # the innermost block being run: where its body begins, its repetitions (all and run so
         # far), whether it runs over tiles, and while its repetitions are compared, the state's
-        # vector before the current one and the previous one's deltas; the enclosing ones' on
+        # vector before the current one and before the previous one; the enclosing ones' on
         # ``blocks``
         body, times, tiles, repeated = 0, 1, False, 0
         before: tuple[int, ...] | None = None
-        previous: list[int] | None = None
-        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, list[int] | None]] = []
+        prior: tuple[int, ...] | None = None
+        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None]] = []
         pc, end = 0, len(program)
         while pc < end:
             op = program[pc]
@@ -431,8 +430,8 @@ class Pipeline:
                     arrived = s.arrived
                 continue
             if type(op) is _Open:
-                blocks.append((body, times, tiles, repeated, before, previous))
-                body, times, tiles, repeated, before, previous = pc, op.times, op.tiles, 0, None, None
+                blocks.append((body, times, tiles, repeated, before, prior))
+                body, times, tiles, repeated, before, prior = pc, op.times, op.tiles, 0, None, None
                 measure = times > 2  # the last two repetitions run as they are: nothing left to skip
             else:
                 repeated += 1
@@ -442,13 +441,20 @@ class Pipeline:
                        busy, *computed, *drained)
                 if tiles:
                     now += s.tile_vector()
-                if before is not None:
-                    deltas = list(map(sub, now, before)) if len(now) == len(before) else None
-                    left = times - repeated - 1
-                    if deltas is not None and left > 0 and deltas == previous:
+                left = times - repeated - 1
+                # the repetition just run shifted the state as the one before it did (now - before ==
+                # before - prior, value by value; drain_free's and noc_free's first: where they
+                # mostly differ, as step's never do)
+                if prior is not None and before is not None and left > 0 \
+                        and drain_free - before[1] == before[1] - prior[1] and noc_free - before[2] == before[2] - prior[2] \
+                        and len(now) == len(before) == len(prior):
+                    for v, b, p in zip(now, before, prior):
+                        if v - b != b - p:
+                            break
+                    else:
                         if keep:  # before[:2]: the repetition's first step and drain_free before it
                             _shift(landed, before[0], step - before[0], drain_free - before[1], left)
-                        shifted = [v + left * dv for v, dv in zip(now, deltas)]
+                        shifted = [v + left * (v - b) for v, b in zip(now, before)]
                         k = 9 + len(computed)
                         steps = k + len(drained)
                         if tiles:  # before[steps:steps + 2]: the tile and written before it
@@ -462,13 +468,13 @@ class Pipeline:
                             busy = shifted[:9]
                         computed, drained = shifted[9:k], shifted[k:steps]
                         repeated += left
-                    previous = deltas
+                prior = before
                 # the next repetition is compared unless it is one of the last two
                 before = now if times - repeated > 2 else None
             if repeated < times:
                 pc = body
             else:
-                body, times, tiles, repeated, before, previous = blocks.pop()
+                body, times, tiles, repeated, before, prior = blocks.pop()
         s.computed, s.drained = computed, drained
         s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
         s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
