@@ -162,9 +162,11 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
     egress = np.where(steps.drains, egress, 0)
     dram_in = _dram_cycles(hw, rates, cast(np.ndarray, sum(tiles.read_words[t] for t in TENSORS)), tiles.read_runs)
     dram_out = _dram_cycles(hw, rates, tiles.write_words, tiles.write_runs)
+    members = steps.drained.max_members(n)
+    reduction = {g: rates.reduction_latency_cycles(g) for g in np.unique(members).tolist()}
     pipeline = Pipeline(StepDelays(ingress.tolist(), compute.tolist(), egress.tolist(), steps.drains.tolist(),
-                                   steps.readback_source_steps.tolist(), [rates.reduction_latency_cycles(int(g)) + int(q) for g, q in
-                                    zip(steps.drained.max_members(n), steps.drain_queue_cycles)],
+                                   steps.readback_source_steps.tolist(), [reduction[g] + q for g, q in
+                                    zip(members.tolist(), steps.drain_queue_cycles.tolist())],
                                    _barrier(rates, profile, steps),
                                    [rates.ingress_latency_of(int(r), int(c)) for r, c in
                                     zip(steps.used_rows, steps.used_cols)] if rates.used_fill_hop_cycles else []),
@@ -174,8 +176,8 @@ def _cycles(hw: HardwareSpec, rates: Rates, profile: ScheduleProfile, cases: Cas
                             rates.register_stages,
                             profile.tiles.prefetch_space_words(rates.l2_prefetch_words)),
                         tiles.footprint_words.tolist(), tiles.kept_words.tolist())
-    case_of = {tuple(row): i for i, row in enumerate(cases.klass.tolist())}
-    tile_of = {tuple(row): i for i, row in enumerate(tiles.cases.klass.tolist())}
+    case_of = dict(zip(map(tuple, cases.klass.tolist()), range(n)))
+    tile_of = dict(zip(map(tuple, tiles.cases.klass.tolist()), range(len(tiles.cases.klass))))
     cycles = pipeline.run(profile.loop_classes, case_of, profile.tiles.tile_loops, tile_of)
     return cycles, pipeline.s.busy, pipeline.stalls(cycles)
 
