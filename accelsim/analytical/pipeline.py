@@ -133,8 +133,9 @@ def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, t
         if number < first:
             break
         moved.append(number)
+    numbers, cycles = times * per_repeat, times * cycles
     for number in reversed(moved):
-        recorded[number + times * per_repeat] = recorded[number] + times * cycles
+        recorded[number + numbers] = recorded[number] + cycles
 
 
 @dataclass(slots=True)
@@ -363,9 +364,9 @@ class Pipeline:
             if type(op) is tuple:
                 for ingress, latency, compute, egress, drains, source, barrier, landing, tile_first, tile_last in op:
                     # free = max(noc_free, computed[0], arrived on a tile's first step)
-                    free = noc_free
-                    if computed[0] > free:
-                        free = computed[0]
+                    free = computed[0]
+                    if noc_free > free:
+                        free = noc_free
                     if tile_first and arrived > free:
                         free = arrived
                     start = free
