@@ -14,11 +14,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
+from accelsim.analytical import analyze_layer
 from accelsim.hw.loader import load_hardware
+from accelsim.mapping.ast import ClusterDirective, MapDirective
+from accelsim.mapping.compile import compile_mapping
 from accelsim.mapping.demand import Groups, ProfileOptions, ScheduleProfile
 from accelsim.mapping.geometry import enumerate_cases
 from accelsim.mapping.jobs import jobs_from_network, prepare
 from accelsim.mapping.styles import STYLES
+from accelsim.mapping.tiles import TileSchedule
+from accelsim.sim.engine import SimOptions, simulate_layer
+from accelsim.workload.ops import Layer
 from reference_analytical.traffic import Packets, step_cases, tile_cases
 from test_properties import MAX_EXAMPLES, SETTINGS, compile_or_reject, random_cases, style_cases
 
@@ -116,3 +122,47 @@ def test_demand_table_matches_the_per_pe_oracle_on_marvel15(style):
     hw = load_hardware("eyeriss_like")
     for job in jobs_from_network("marvel15", style, hw)[1][:5]:
         assert_demand_agrees(prepare(job, hw, allow_overflow=True), True, hw.l2.size_bytes // hw.word_size_bytes // 2)
+
+
+NO_TILE_LOOPS_GEMM = Layer.build("g553", "GEMM", {"M": 5, "N": 2, "K": 3})
+# level 0: M in windows of 2 over the 3 clusters (one fold: no level-0 loop); inside a
+# cluster of 2 PEs: N one per PE, K and then M one at a time (the level-1 loops)
+NO_TILE_LOOPS_FLOW = (MapDirective("spatial", 2, 2, "M", 0), ClusterDirective(2, 0),
+                      MapDirective("spatial", 1, 1, "N", 0), MapDirective("temporal", 1, 1, "K", 0),
+                      MapDirective("temporal", 1, 1, "M", 0))
+
+
+def test_tile_table_of_a_mapping_without_level0_loops():
+    """C[5][2] += A[5][3] B[3][2] on 6 PEs in 3 clusters of 2: level 0 maps M in windows of 2
+    over the clusters (windows [0,1], [2,3], [4,4]: 3 windows on 3 clusters, one fold), so it
+    has no loops and the whole layer is one L2 tile (the tile table's union boxes take their
+    no-level-0-loops branch); the level-1 loops (K 3 trips, M 2 trips, the last cluster's
+    second M iteration idle) only run inside the tile.
+
+    The tile's union box over the three clusters' sub-units: A M 0..4 x K 0..2 = 15 words,
+    B K 0..2 x N 0..1 = 6 words, C M 0..4 x N 0..1 = 10 words, every box a whole tensor (one
+    DRAM run each). No tile before it: DRAM reads A 15, B 6 (2 runs), nothing read back; C's
+    10 words are written back once (1 run); L2 footprint 15 + 6 + 10 = 31, none kept.
+    The same against the frozen per-PE oracle, and the analytical model (which reads this
+    table) against the simulator (which asks for the tile one at a time, a path that never
+    takes the branch) on DRAM words."""
+    hw = load_hardware("maestro_default", ["pe_array.count=6", "word_size_bytes=1", "l2.size_bytes=4096"])
+    cm = compile_mapping(NO_TILE_LOOPS_GEMM, NO_TILE_LOOPS_FLOW, hw.num_pes)
+    assert [loop.level for loop in cm.loops] == [1, 1]
+    tiles = TileSchedule(cm, 4096)
+    assert tiles.top.loops == () and tiles.tile_loops == 0
+    table = tiles.table()
+    assert table.cases.count.tolist() == [1]
+    assert {role: w.tolist() for role, w in table.read_words.items()} == {"input": [15], "weight": [6], "output": [0]}
+    assert table.read_runs.tolist() == [2]
+    assert (table.write_words.tolist(), table.write_runs.tolist()) == ([10], [1])
+    assert table.partial_sums_source.tolist() == [0]
+    assert (table.footprint_words.tolist(), table.kept_words.tolist()) == ([31], [0])
+    for multicast in (True, False):
+        assert_demand_agrees(cm, multicast, 4096)
+    analytical = analyze_layer(cm, hw)
+    simulated = simulate_layer(cm, hw, SimOptions("maestro"))
+    for role in ("input", "weight", "output"):
+        dram = (analytical.accesses[role].dram_read, analytical.accesses[role].dram_write)
+        assert dram == (simulated.accesses[role].dram_read, simulated.accesses[role].dram_write), role
+    assert analytical.accesses["input"].dram_read == 15 and analytical.accesses["output"].dram_write == 10
