@@ -202,6 +202,15 @@ class _Worker:
         self.tasks: set[int] = set()
 
 
+def _ended(worker: _Worker) -> ResourceError:
+    """The error for a local worker process that ended while it had batches (waits up to 1 s
+    for its exit status)."""
+    worker.process.join(1)
+    return ResourceError(f"a local worker process ended while scoring (exit status {worker.process.exitcode}; "
+                         "-9 is how the out-of-memory killer ends one): use fewer --workers, or a smaller "
+                         "--work-budget")
+
+
 class LocalProcesses:
     """``workers`` spawned worker processes of this machine (spawned, not forked: the parent may
     hold threads, e.g. a progress bar's), each fed by the calling thread over its own pipe (no
@@ -256,7 +265,10 @@ class LocalProcesses:
                 return
             number, task, batch = self._waiting.popleft()
             new = id(task) not in worker.tasks
-            worker.conn.send((number, id(task), task if new else None, batch))
+            try:
+                worker.conn.send((number, id(task), task if new else None, batch))
+            except OSError:  # the worker's end is closed: it has ended
+                raise _ended(worker) from None
             worker.tasks.add(id(task))
             worker.sent.append(number)
 
@@ -269,11 +281,8 @@ class LocalProcesses:
         worker = self._by_conn[cast(Connection, conn)]
         try:
             number, out, error = worker.conn.recv()
-        except EOFError:
-            worker.process.join(1)
-            raise ResourceError(f"a local worker process ended while scoring (exit status "
-                                f"{worker.process.exitcode}; -9 is how the out-of-memory killer ends one): "
-                                "use fewer --workers, or a smaller --work-budget") from None
+        except (EOFError, OSError):  # closed, or reset by the ending process (ConnectionResetError)
+            raise _ended(worker) from None
         worker.sent.popleft()
         self._feed()
         if error is not None:
