@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pandas as pd
@@ -249,9 +251,11 @@ def test_local_workers_hand_back_batches_with_their_tags_and_errors():
         pool.submit(task, [None], "bad")  # type: ignore[list-item]
         with pytest.raises(TypeError):
             pool.next_done()
+        for worker in pool._pool:  # stopped, so that no worker can hand the batch back before it is killed
+            os.kill(worker.process.pid, signal.SIGSTOP)  # (a worker answers a batch it scored before at once)
         pool.submit(task, batches[0], "killed")
-        pool._pool[0].process.kill()
-        pool._pool[1].process.kill()
+        for worker in pool._pool:
+            worker.process.kill()
         with pytest.raises(ResourceError, match="worker process ended"):
             pool.next_done()
     finally:
