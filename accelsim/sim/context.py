@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from heapq import heappop
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import simpy
 
@@ -79,7 +79,8 @@ class SimContext:
             # SimPy's Environment.step, inline: the next event's callbacks; a failed event
             # that no callback defused ends the run with its exception
             env._now, _, _, event = heappop(queue)  # noqa: SLF001
-            callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+            callbacks = event.callbacks
+            cast(Any, event).callbacks = None  # processed (SimPy's mark; its field is typed as a list)
             for callback in callbacks:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
