@@ -60,6 +60,7 @@ from accelsim.errors import (
     InputError,
     InputWarning,
     ResourceError,
+    end_signals_by_default,
 )
 from accelsim.functional import DTYPES, FunctionalReport
 from accelsim.hw.loader import available_presets, dump_hardware, load_hardware
@@ -1605,4 +1606,7 @@ def _style_lines(summary: dict) -> list[str]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    try:
+        main()
+    finally:
+        end_signals_by_default()

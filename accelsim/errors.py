@@ -7,6 +7,7 @@ and what was expected. The CLI prints the message and exits non-zero, never a tr
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 
@@ -92,3 +93,13 @@ EXIT_RESOURCES = 3  # over budget or out of resources (ResourceError, MemoryErro
 EXIT_INTERNAL = 70  # a bug in accelsim (EX_SOFTWARE): please report it
 EXIT_SIGINT = 130  # interrupted by Ctrl-C (128 + SIGINT)
 EXIT_SIGTERM = 143  # stopped by SIGTERM (128 + SIGTERM)
+
+
+def end_signals_by_default() -> None:
+    """Give SIGINT and SIGTERM back their default action (end the process) once a command has
+    finished and chosen its exit status. A signal that arrives while the interpreter shuts down
+    then ends the process at once (the shell sees 130 or 143) instead of meeting Python's
+    handler half torn down, which could abort with a fatal error. Called by the entry points
+    only, never by a command run inside another program (tests, notebooks)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -122,6 +123,28 @@ def test_ctrl_c_while_the_cli_loads_is_one_error_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
+
+
+@pytest.mark.parametrize("entry", ["from accelsim.entry import main", "import runpy; main = lambda: runpy.run_module("
+                                   "'accelsim.cli', run_name='__main__')"])
+def test_a_signal_after_the_command_finished_takes_its_default_action(entry):
+    """Once a command has finished (here ``accelsim list``, exit 0), SIGINT and SIGTERM are back
+    at their default action before the interpreter shuts down, through both entry points (the
+    ``accelsim`` script and ``python -m accelsim.cli``): a Ctrl-C during the shutdown ends the
+    process by the signal instead of meeting Python's handler half torn down (a CI run once
+    aborted there with "Fatal Python error"). The atexit hook runs after the entry point's
+    ``finally`` and before the interpreter resets the handlers itself, so without the reset it
+    prints Python's own handler for SIGINT."""
+    code = ("import atexit, signal, sys\n"
+            "atexit.register(lambda: sys.stderr.write(f'{signal.getsignal(signal.SIGINT)!r} '\n"
+            "                                         f'{signal.getsignal(signal.SIGTERM)!r}\\n'))\n"
+            f"{entry}\n"
+            "sys.argv = ['accelsim', 'list']\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "<Handlers.SIG_DFL: 0> <Handlers.SIG_DFL: 0>\n", done.stderr
 
 
 def test_maestro_model_analyses_pwconv(tmp_path):
