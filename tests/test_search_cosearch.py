@@ -245,7 +245,7 @@ def test_first_generation_seeds_every_layer_from_a_style():
     for design in first[:2]:
         spec = design.hw.spec(BASE)
         for layer, genome in zip(search.layers, design.genomes):
-            assert genome in style_genomes(layer, spec).values()
+            assert genome in style_genomes(layer, spec, False).values()
 
 
 def test_children_start_each_layer_from_the_best_genome_of_their_hardware():
@@ -333,7 +333,7 @@ def test_fill_area_children_fit_the_budget_and_refine_fixes_the_hardware():
     assert again.frame["key"].equals(frame["key"])
     assert result.best_hw is not None
     styled = [row for row in frame.iloc[24:40]["genomes"]]
-    conv_styles = {g.text() for g in style_genomes(CONV, result.best_hw).values()}
+    conv_styles = {g.text() for g in style_genomes(CONV, result.best_hw, False).values()}
     assert any(text.split(" | ")[0] in conv_styles for text in styled)
 
 

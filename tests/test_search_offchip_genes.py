@@ -29,7 +29,9 @@ from accelsim.search.candidates import canonical_key
 from accelsim.search.fit import buffer_needs, fit_tiles
 from accelsim.search.genome import Gene, Genome, genome_from_directives
 from accelsim.search.legality import check_candidate
+from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper, GammaRates, vary
+from accelsim.search.seeds import named_style_seeds, seed_genomes, style_genomes
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer, OpType
 
@@ -139,6 +141,28 @@ def test_gamma_without_the_option_proposes_plain_genomes():
     are those of a search before the option existed."""
     mapper = GammaMapper(SearchSpace.default(TINY, 4, max_levels=2), seed=7, population=10)
     assert all(isinstance(g, Genome) and not g.offchip for g in mapper.ask())
+
+
+DW = Layer.build("dw", OpType.DWCONV, {"C": 8, "R": 3, "S": 3, "Y": 8, "X": 8})
+
+
+def test_a_style_seed_with_a_block_seeds_only_a_space_with_offchip_genes():
+    """tpu_like maps a depthwise layer with a top level of loops over one unit of every PE, which
+    reads back as a genome with an off-chip block. It seeds GAMMA only with ``--offchip-genes``:
+    without the option no genome GAMMA proposes carries a block, seeded or not (from the option's
+    commit until this test, the block genome seeded plain searches too, and its children carried
+    blocks: a seeded search's candidates on depthwise layers changed)."""
+    tpu = named_style_seeds(DW, HW)["tpu_like"]
+    assert genome_from_directives(DW, tpu, HW.num_pes).offchip
+    dataflows = list(named_style_seeds(DW, HW).values())
+    plain, with_blocks = seed_genomes(DW, dataflows, HW.num_pes, False), seed_genomes(DW, dataflows, HW.num_pes, True)
+    assert all(not g.offchip for g in plain) and len(with_blocks) == len(plain) + 1
+    assert "tpu_like" not in style_genomes(DW, HW, False) and style_genomes(DW, HW, True)["tpu_like"].offchip
+    mapper = GammaMapper(SearchSpace.default(DW, HW.num_pes, max_levels=2), seed=7, population=10, seeds=plain)
+    for _ in range(5):
+        asked = mapper.ask()
+        assert all(not g.offchip for g in asked if isinstance(g, Genome))
+        mapper.tell(Evaluator(HW, DW).evaluate(asked))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -182,8 +182,8 @@ def run_gamma(name: str, spec: HardwareSpec, layers: list[Layer], budget: int, p
     for layer, count in shapes(layers):
         with Evaluator(spec, layer) as ev:
             seeds = style_seeds(layer, spec)
-            mapper = GammaMapper(SearchSpace.default(layer, spec.num_pes), seed, population,
-                                 seeds=seed_genomes(layer, seeds, spec.num_pes))
+            space = SearchSpace.default(layer, spec.num_pes)
+            mapper = GammaMapper(space, seed, population, seeds=seed_genomes(layer, seeds, spec.num_pes, space.offchip))
             found = search(ev, mapper, budget, None, seeds)
             runs += ev.model_runs
         scored += len(found.frame)

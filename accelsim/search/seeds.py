@@ -3,6 +3,11 @@ among them (a style's mapping is a genome when every level has one SpatialMap an
 advance by their size). The mapping search (:mod:`accelsim.search.session`) scores them first
 and seeds GAMMA with the genomes; the co-search (:mod:`accelsim.search.cosearch`) starts its
 first generation from them; the co-search report seeds GAMMA on its fixed designs the same way.
+
+A style whose top level is loops only over one unit of every PE reads back as a genome with an
+off-chip block (:mod:`accelsim.search.genome`). Such a genome belongs only to a space with
+off-chip genes (``--offchip-genes``): in any other space it is no genome (the style is still
+scored as a seed), so a search without those genes never carries a block.
 """
 
 from __future__ import annotations
@@ -35,22 +40,28 @@ def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
     return list(named_style_seeds(layer, hw).values())
 
 
-def genome_of(layer: Layer, dataflow: Sequence[Directive], num_pes: int) -> Genome | None:
-    """The genome ``dataflow`` is (:func:`~accelsim.search.genome.genome_from_directives`), or
-    None where it is not one or does not compile."""
+def genome_of(layer: Layer, dataflow: Sequence[Directive], num_pes: int, offchip: bool) -> Genome | None:
+    """The genome ``dataflow`` is (:func:`~accelsim.search.genome.genome_from_directives`) in a
+    space with (``offchip``) or without off-chip genes, or None where it is not one (a block in a
+    space without them included) or does not compile."""
     try:
-        return genome_from_directives(layer, tuple(dataflow), num_pes)
+        genome = genome_from_directives(layer, tuple(dataflow), num_pes)
     except (InputError, MappingError):
         return None
+    return genome if offchip or not genome.offchip else None
 
 
-def seed_genomes(layer: Layer, dataflows: Sequence[Sequence[Directive]], num_pes: int) -> tuple[Genome, ...]:
-    """The dataflows that are genomes, in order."""
-    genomes = (genome_of(layer, dataflow, num_pes) for dataflow in dataflows)
+def seed_genomes(layer: Layer, dataflows: Sequence[Sequence[Directive]], num_pes: int,
+                 offchip: bool) -> tuple[Genome, ...]:
+    """The dataflows that are genomes of a space with (``offchip``) or without off-chip genes,
+    in order."""
+    genomes = (genome_of(layer, dataflow, num_pes, offchip) for dataflow in dataflows)
     return tuple(g for g in genomes if g is not None)
 
 
-def style_genomes(layer: Layer, hw: HardwareSpec) -> dict[str, Genome]:
-    """Each named style's mapping of ``layer`` on ``hw`` that is a genome, by style."""
-    genomes = {style: genome_of(layer, dataflow, hw.num_pes) for style, dataflow in named_style_seeds(layer, hw).items()}
+def style_genomes(layer: Layer, hw: HardwareSpec, offchip: bool) -> dict[str, Genome]:
+    """Each named style's mapping of ``layer`` on ``hw`` that is a genome of a space with
+    (``offchip``) or without off-chip genes, by style."""
+    genomes = {style: genome_of(layer, dataflow, hw.num_pes, offchip)
+               for style, dataflow in named_style_seeds(layer, hw).items()}
     return {style: g for style, g in genomes.items() if g is not None}
