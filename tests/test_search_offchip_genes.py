@@ -31,9 +31,12 @@ from accelsim.search.genome import Gene, Genome, genome_from_directives
 from accelsim.search.legality import check_candidate
 from accelsim.search.evaluate import Evaluator
 from accelsim.search.mappers import GammaMapper, GammaRates, vary
-from accelsim.search.seeds import named_style_seeds, seed_genomes, style_genomes
+from accelsim.search.cosearch_report import MAC_SHARES, fixed_design
+from accelsim.search.run import search
+from accelsim.search.seeds import named_style_seeds, seed_genomes, style_genomes, style_seeds
 from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer, OpType
+from accelsim.workload.tables import load_network
 
 # K=4 C=2 1x1 filter on 4x4 outputs (Y'=X'=4), 4 PEs
 TINY = Layer.build("tiny", OpType.CONV2D, {"K": 4, "C": 2, "R": 1, "S": 1, "Y": 4, "X": 4})
@@ -163,6 +166,23 @@ def test_a_style_seed_with_a_block_seeds_only_a_space_with_offchip_genes():
         asked = mapper.ask()
         assert all(not g.offchip for g in asked if isinstance(g, Genome))
         mapper.tell(Evaluator(HW, DW).evaluate(asked))
+
+
+def test_seeded_gamma_on_a_depthwise_layer_is_what_it_was_before_offchip_genes():
+    """Golden: the co-search report's GAMMA on its compute-heavy design (512 PEs, L1 517 B, L2
+    265,142 B), MobileNetV2's bottleneck2_1_2 (depthwise, C 96, 112 x 112 outputs, stride 2),
+    style seeds, population 40, seed 0, 150 new schedules: best 132,197 cycles after 92 model
+    runs, as on 4de7906, before off-chip genes existed. With the seeding bug (f436f4a until
+    72ce2a0) it gave 132,787 after 102."""
+    base = load_hardware("eyeriss_like")
+    spec = fixed_design(base, 0.2, MAC_SHARES["compute-heavy"])
+    layer = load_network("mobilenetv2").layer("bottleneck2_1_2")
+    seeds = style_seeds(layer, spec)
+    space = SearchSpace.default(layer, spec.num_pes)
+    with Evaluator(spec, layer) as ev:
+        mapper = GammaMapper(space, 0, 40, seeds=seed_genomes(layer, seeds, spec.num_pes, space.offchip))
+        found = search(ev, mapper, 150, None, seeds)
+        assert (float(found.best["cycles"]), ev.model_runs, len(found.frame)) == (132197.0, 92, 150)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
