@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from heapq import heappop
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable
 
 import simpy
 
@@ -68,6 +68,7 @@ class SimContext:
         """Process every event; at the first moment with no event left at the current cycle
         after the solo simulation reached a checkpoint, let its warp take it."""
         env = self.env
+        event: Any  # SimPy marks an event processed by setting its callbacks (typed as a list) to None
         while True:
             queue = env._queue  # noqa: SLF001 (a warp's shift replaces it)
             warp = self.solo
@@ -79,8 +80,7 @@ class SimContext:
             # SimPy's Environment.step, inline: the next event's callbacks; a failed event
             # that no callback defused ends the run with its exception
             env._now, _, _, event = heappop(queue)  # noqa: SLF001
-            callbacks = event.callbacks
-            cast(Any, event).callbacks = None  # processed (SimPy's mark; its field is typed as a list)
+            callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
