@@ -22,6 +22,7 @@ from accelsim.search.cosearch import (
     gene_values,
     parse_hw_range,
 )
+from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer, OpType
 
 pytest.importorskip("pyarrow")
@@ -245,7 +246,7 @@ def test_first_generation_seeds_every_layer_from_a_style():
     for design in first[:2]:
         spec = design.hw.spec(BASE)
         for layer, genome in zip(search.layers, design.genomes):
-            assert genome in style_genomes(layer, spec, False).values()
+            assert genome in style_genomes(SearchSpace.default(layer, spec.num_pes), spec).values()
 
 
 def test_children_start_each_layer_from_the_best_genome_of_their_hardware():
@@ -333,7 +334,7 @@ def test_fill_area_children_fit_the_budget_and_refine_fixes_the_hardware():
     assert again.frame["key"].equals(frame["key"])
     assert result.best_hw is not None
     styled = [row for row in frame.iloc[24:40]["genomes"]]
-    conv_styles = {g.text() for g in style_genomes(CONV, result.best_hw, False).values()}
+    conv_styles = {g.text() for g in style_genomes(SearchSpace.default(CONV, result.best_hw.num_pes), result.best_hw).values()}
     assert any(text.split(" | ")[0] in conv_styles for text in styled)
 
 

@@ -158,10 +158,11 @@ def test_a_style_seed_with_a_block_seeds_only_a_space_with_offchip_genes():
     tpu = named_style_seeds(DW, HW)["tpu_like"]
     assert genome_from_directives(DW, tpu, HW.num_pes).offchip
     dataflows = list(named_style_seeds(DW, HW).values())
-    plain, with_blocks = seed_genomes(DW, dataflows, HW.num_pes, False), seed_genomes(DW, dataflows, HW.num_pes, True)
+    space, offchip_space = (SearchSpace.default(DW, HW.num_pes, max_levels=2, offchip=o) for o in (False, True))
+    plain, with_blocks = seed_genomes(space, dataflows), seed_genomes(offchip_space, dataflows)
     assert all(not g.offchip for g in plain) and len(with_blocks) == len(plain) + 1
-    assert "tpu_like" not in style_genomes(DW, HW, False) and style_genomes(DW, HW, True)["tpu_like"].offchip
-    mapper = GammaMapper(SearchSpace.default(DW, HW.num_pes, max_levels=2), seed=7, population=10, seeds=plain)
+    assert "tpu_like" not in style_genomes(space, HW) and style_genomes(offchip_space, HW)["tpu_like"].offchip
+    mapper = GammaMapper(space, seed=7, population=10, seeds=plain)
     for _ in range(5):
         asked = mapper.ask()
         assert all(not g.offchip for g in asked if isinstance(g, Genome))
@@ -180,7 +181,7 @@ def test_seeded_gamma_on_a_depthwise_layer_is_what_it_was_before_offchip_genes()
     seeds = style_seeds(layer, spec)
     space = SearchSpace.default(layer, spec.num_pes)
     with Evaluator(spec, layer) as ev:
-        mapper = GammaMapper(space, 0, 40, seeds=seed_genomes(layer, seeds, spec.num_pes, space.offchip))
+        mapper = GammaMapper(space, 0, 40, seeds=seed_genomes(space, seeds))
         found = search(ev, mapper, 150, None, seeds)
         assert (float(found.best["cycles"]), ev.model_runs, len(found.frame)) == (132197.0, 92, 150)
 

@@ -371,7 +371,7 @@ class CoSearch:
     def _style_genome(styles: Sequence[str], space: SearchSpace, spec: HardwareSpec) -> Genome | None:
         """The first of ``styles`` whose mapping of the space's layer on ``spec`` is a genome of
         ``space`` (None: none is)."""
-        genomes = style_genomes(space.layer, spec, space.offchip)
+        genomes = style_genomes(space, spec)
         return next((genomes[s] for s in styles if s in genomes and space.repair(genomes[s]) == genomes[s]), None)
 
     def _fit(self, space: SearchSpace, genome: Genome, hw: HwGenes) -> Genome:

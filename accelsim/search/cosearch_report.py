@@ -183,7 +183,7 @@ def run_gamma(name: str, spec: HardwareSpec, layers: list[Layer], budget: int, p
         with Evaluator(spec, layer) as ev:
             seeds = style_seeds(layer, spec)
             space = SearchSpace.default(layer, spec.num_pes)
-            mapper = GammaMapper(space, seed, population, seeds=seed_genomes(layer, seeds, spec.num_pes, space.offchip))
+            mapper = GammaMapper(space, seed, population, seeds=seed_genomes(space, seeds))
             found = search(ev, mapper, budget, None, seeds)
             runs += ev.model_runs
         scored += len(found.frame)

@@ -19,6 +19,7 @@ from accelsim.hw.spec import HardwareSpec
 from accelsim.mapping.ast import Directive
 from accelsim.mapping.styles import STYLES, style_mapping
 from accelsim.search.genome import Genome, genome_from_directives
+from accelsim.search.space import SearchSpace
 from accelsim.workload.ops import Layer
 
 
@@ -40,28 +41,25 @@ def style_seeds(layer: Layer, hw: HardwareSpec) -> list[tuple[Directive, ...]]:
     return list(named_style_seeds(layer, hw).values())
 
 
-def genome_of(layer: Layer, dataflow: Sequence[Directive], num_pes: int, offchip: bool) -> Genome | None:
-    """The genome ``dataflow`` is (:func:`~accelsim.search.genome.genome_from_directives`) in a
-    space with (``offchip``) or without off-chip genes, or None where it is not one (a block in a
-    space without them included) or does not compile."""
+def genome_of(space: SearchSpace, dataflow: Sequence[Directive]) -> Genome | None:
+    """The genome of ``space`` that ``dataflow`` is (:func:`~accelsim.search.genome.genome_from_directives`
+    on the space's layer and PEs), or None where it is not one (a genome with an off-chip block
+    in a space without off-chip genes included) or does not compile."""
     try:
-        genome = genome_from_directives(layer, tuple(dataflow), num_pes)
+        genome = genome_from_directives(space.layer, tuple(dataflow), space.num_pes)
     except (InputError, MappingError):
         return None
-    return genome if offchip or not genome.offchip else None
+    return genome if space.offchip or not genome.offchip else None
 
 
-def seed_genomes(layer: Layer, dataflows: Sequence[Sequence[Directive]], num_pes: int,
-                 offchip: bool) -> tuple[Genome, ...]:
-    """The dataflows that are genomes of a space with (``offchip``) or without off-chip genes,
-    in order."""
-    genomes = (genome_of(layer, dataflow, num_pes, offchip) for dataflow in dataflows)
+def seed_genomes(space: SearchSpace, dataflows: Sequence[Sequence[Directive]]) -> tuple[Genome, ...]:
+    """The dataflows that are genomes of ``space``, in order."""
+    genomes = (genome_of(space, dataflow) for dataflow in dataflows)
     return tuple(g for g in genomes if g is not None)
 
 
-def style_genomes(layer: Layer, hw: HardwareSpec, offchip: bool) -> dict[str, Genome]:
-    """Each named style's mapping of ``layer`` on ``hw`` that is a genome of a space with
-    (``offchip``) or without off-chip genes, by style."""
-    genomes = {style: genome_of(layer, dataflow, hw.num_pes, offchip)
-               for style, dataflow in named_style_seeds(layer, hw).items()}
+def style_genomes(space: SearchSpace, hw: HardwareSpec) -> dict[str, Genome]:
+    """Each named style's mapping of the space's layer on ``hw`` (whose PEs are the space's)
+    that is a genome of ``space``, by style."""
+    genomes = {style: genome_of(space, dataflow) for style, dataflow in named_style_seeds(space.layer, hw).items()}
     return {style: g for style, g in genomes.items() if g is not None}

@@ -321,7 +321,7 @@ def _layer_steps(settings: SearchSettings, hw: HardwareSpec, layer: Layer, mine:
     space = SearchSpace.default(layer, hw.num_pes, max_levels=settings.max_levels, offchip=settings.offchip_genes)
     named = named_style_seeds(layer, hw) if settings.style_seeds else {}
     seeds = list(named.values())
-    mapper = make_mapper(settings, space, hw, seed_genomes(layer, seeds, hw.num_pes, space.offchip))
+    mapper = make_mapper(settings, space, hw, seed_genomes(space, seeds))
     # marvel's off-chip phase chose the layouts its candidates are scored (and simulated) with
     layouts = mapper.offchip.layouts if isinstance(mapper, MarvelMapper) else None
     with Evaluator(hw, layer, screen, settings.mode, settings.objective, executor=executor,
