@@ -252,7 +252,7 @@ def test_local_workers_hand_back_batches_with_their_tags_and_errors():
         with pytest.raises(TypeError):
             pool.next_done()
         for worker in pool._pool:  # stopped, so that no worker can hand the batch back before it is killed
-            os.kill(worker.process.pid, signal.SIGSTOP)  # (a worker answers a batch it scored before at once)
+            os.kill(worker.process.pid, signal.SIGSTOP)  # (a one-candidate batch takes a worker about 3 ms)
         pool.submit(task, batches[0], "killed")
         for worker in pool._pool:
             worker.process.kill()
