@@ -41,6 +41,11 @@ from typing import Callable, Sequence
 from accelsim.analytical.pipeline import StepDelays, Timing
 from accelsim.mapping.geometry import LoopClass
 
+# whether repetitions that shift the state alike stand for the rest (the rule of 9b706c1, which
+# accelsim no longer uses: two repetitions that shift each time alike, by different amounts,
+# need not repeat); tests turn it off to compare traversals with every repetition evaluated
+SKIP_REPETITIONS = True
+
 # a step case as Pipeline._steps reads it: ingress, operand latency, compute, egress, drains,
 # read-back source, barrier, landing, tile_first, tile_last
 StepCase = tuple[int, int, int, int, bool, int, bool, int, bool, bool]
@@ -360,7 +365,7 @@ class Pipeline:
             after = vector()
             deltas = list(map(sub, after, before)) if len(after) == len(before) else None
             left = times - done - 1
-            if deltas is not None and left > 0 and deltas == previous:
+            if SKIP_REPETITIONS and deltas is not None and left > 0 and deltas == previous:
                 steps, drain_cycles = s.step - first_step, s.drain_free - drain_before
                 tiles, write_cycles = s.tile - first_tile, s.written - written_before
                 if self.keep_landed:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from itertools import product
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pipeline_oracle
+from accelsim.analytical import pipeline
 from accelsim.analytical.pipeline import Pipeline, StepDelays, Timing, _forget
 from accelsim.mapping.geometry import LoopClass
 from test_properties import MAX_EXAMPLES, SETTINGS
@@ -54,11 +56,12 @@ def nests(draw):
     return classes, draw(st.integers(0, loops))
 
 
-def _draw_inputs(data, counts, tile_loops, spills=False):
+def _draw_inputs(data, counts, tile_loops, spills=False, read_backs=True):
     """Delays, tiles and timing for the nest of class counts ``counts`` (a case per combination
     of class numbers, a tile case per combination of the first ``tile_loops``), drawn from
     ``data``: (classes, case_of, tile_of, delays, (reads, writes, sources), timing, footprint,
-    kept). ``spills``: every tile reads partial sums back (1 or 2 tiles back)."""
+    kept). ``spills``: every tile reads partial sums back (1 or 2 tiles back); ``read_backs``
+    False: no step reads drains back."""
     classes = [[LoopClass(0, c) for c in loop] for loop in counts]  # firsts are not read by the recurrence
     combos = list(product(*(range(len(c)) for c in counts)))
     n = len(combos)
@@ -68,7 +71,8 @@ def _draw_inputs(data, counts, tile_loops, spills=False):
     small = st.integers(0, 5)
     ints = lambda k, s=small: data.draw(st.lists(s, min_size=k, max_size=k))  # noqa: E731
     drains = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    delays = StepDelays(ints(n), ints(n, st.integers(0, 8)), ints(n), drains, ints(n, st.integers(0, 3)),
+    delays = StepDelays(ints(n), ints(n, st.integers(0, 8)), ints(n), drains,
+                        ints(n, st.integers(0, 3 if read_backs else 0)),
                         ints(n, st.integers(0, 3)) if data.draw(st.booleans()) else [],
                         data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if data.draw(st.booleans()) else [],
                         ints(n, st.integers(0, 4)) if data.draw(st.booleans()) else [])
@@ -87,23 +91,92 @@ def _draw_inputs(data, counts, tile_loops, spills=False):
 def test_compressed_nest_matches_every_step_evaluated(nest, data):
     counts, tile_loops = nest
     classes, case_of, tile_of, delays, tile_args, timing, footprint, kept = _draw_inputs(data, counts, tile_loops)
+    assert _run(classes, case_of, tile_loops, tile_of, delays, *tile_args, timing, footprint, kept) == \
+        _every_step(counts, tile_loops, case_of, tile_of, delays, tile_args, timing, footprint, kept)
 
-    # the same nest, one class per index: every index of a class is its own case of the same delays
+
+def _every_step(counts, tile_loops, case_of, tile_of, delays, tile_args, timing, footprint, kept):
+    """:func:`_run` on the nest of class counts ``counts`` written out one class per index, where
+    no repetition can be skipped: every index of a class is its own case of the same delays, a
+    wide tile its own tile case, with its class's numbers."""
     spans = [[k for k, c in enumerate(loop) for _ in range(c)] for loop in counts]
     wide = [[LoopClass(i, 1) for i in range(len(span))] for span in spans]
     wide_case = {idx: case_of[tuple(span[i] for span, i in zip(spans, idx))]
                  for idx in product(*(range(len(span)) for span in spans))}
     wide_tile = {idx[:tile_loops]: tile_of[tuple(span[i] for span, i in zip(spans, idx[:tile_loops]))]
                  for idx in wide_case}
-    # a wide tile is its own tile case: one per index of the tile loops, with its class's numbers
     order = sorted(wide_tile)
     wide_args = tuple([args[wide_tile[t]] for t in order] for args in tile_args)
-    wide_footprint = [footprint[wide_tile[t]] for t in order]
-    wide_kept = [kept[wide_tile[t]] for t in order]
-    compressed = _run(classes, case_of, tile_loops, tile_of, delays, *tile_args, timing, footprint, kept)
-    every = _run(wide, wide_case, tile_loops, {t: i for i, t in enumerate(order)}, delays, *wide_args, timing,
-                 wide_footprint, wide_kept)
-    assert compressed == every
+    return _run(wide, wide_case, tile_loops, {t: i for i, t in enumerate(order)}, delays, *wide_args, timing,
+                [footprint[wide_tile[t]] for t in order], [kept[wide_tile[t]] for t in order])
+
+
+@st.composite
+def long_nests(draw):
+    """(class counts, tile_loops): 1-2 loops of a class run 1-40 times or two, each between
+    classes run once, so that many repetitions of a block are skipped."""
+    loops = draw(st.integers(1, 2))
+    counts = []
+    for _ in range(loops):
+        middle = draw(st.lists(st.integers(1, 40), min_size=1, max_size=2))
+        counts.append([1] + [c for m in middle for c in (m, 1)])
+    return counts, draw(st.integers(0, loops))
+
+
+@settings(NESTS, max_examples=max(100, MAX_EXAMPLES))
+@given(nest=long_nests(), data=st.data())
+def test_long_blocks_match_every_step_evaluated(nest, data):
+    """As test_compressed_nest_matches_every_step_evaluated, with blocks of up to 40
+    repetitions and no read-backs (see the known gap below). Under the rule of 9b706c1 (two
+    repetitions that shift each time alike stand for the rest), hypothesis (random, not this
+    derandomized run) found the nest of the next test."""
+    counts, tile_loops = nest
+    classes, case_of, tile_of, delays, tile_args, timing, footprint, kept = _draw_inputs(
+        data, counts, tile_loops, read_backs=False)
+    assert _run(classes, case_of, tile_loops, tile_of, delays, *tile_args, timing, footprint, kept) == \
+        _every_step(counts, tile_loops, case_of, tile_of, delays, tile_args, timing, footprint, kept)
+
+
+def test_a_write_back_that_grows_slower_than_the_fetches_is_overtaken():
+    """Found by hypothesis: 12 repetitions of one L2 tile each (L2 prefetch into 8 words, tiles of
+    one word, no DRAM reads); the tile's one step sends 4 words, and the tile after the block
+    writes 5 cycles back. Two repetitions in the block shift the network's and the tiles' times
+    by different amounts, alike twice; under the rule of 9b706c1 the rest were taken to repeat
+    so, and the layer came out shorter than evaluating every repetition gives."""
+    counts = [[1, 1, 1], [1, 12, 1]]
+    classes = [[LoopClass(0, c) for c in loop] for loop in counts]
+    combos = list(product(range(3), range(3)))
+    case_of = {combo: i for i, combo in enumerate(combos)}
+    zeros = [0] * 9
+    delays = StepDelays([0] * 7 + [4, 0], zeros, zeros, [False] * 9, zeros)
+    tile_args = (zeros, [0] * 7 + [5, 0], zeros)
+    timing = Timing(1, 1, 1, 0, 0, False, 1, 8)
+    compressed = _run(classes, case_of, 2, case_of, delays, *tile_args, timing, [1] * 9, zeros)
+    assert compressed == _every_step(counts, 2, case_of, case_of, delays, tile_args, timing, [1] * 9, zeros)
+    with pytest.MonkeyPatch.context() as patch:  # the rule of 9b706c1 alone
+        patch.setattr(pipeline, "_uniform", lambda *_: True)
+        assert _run(classes, case_of, 2, case_of, delays, *tile_args, timing, [1] * 9, zeros) != compressed
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: after skipped repetitions only the last one's drains are "
+                                       "recorded for read-backs, so a read-back further back than one "
+                                       "repetition finds none (README, Analytical model)")
+def test_a_read_back_past_the_last_repetition_waits_after_skipped_ones():
+    """Found by hypothesis on long blocks: a block of 9 one-step repetitions whose step drains
+    (egress 1) and reads back the drain 2 steps earlier, the network the only delay (compute 0,
+    ingress 1 on two steps after the block), one L1 buffer and two hop registers. The skipped
+    repetitions leave the step 2 back unrecorded, so the last one does not wait for it."""
+    counts = [[1, 1, 1], [1, 9, 1, 1, 1]]
+    classes = [[LoopClass(0, c) for c in loop] for loop in counts]
+    case_of = {combo: i for i, combo in enumerate(product(range(3), range(5)))}
+    n = len(case_of)
+    zeros = [0] * n
+    delays = StepDelays([0, 0, 0, 1, 1] + zeros[5:], zeros, [0, 1] + zeros[2:], [False, True] + [False] * (n - 2),
+                        [0, 2] + zeros[2:])
+    tile_args = ([1], [0], [0])
+    timing = Timing(1, 1, 0, 0, 0, False, 2, 0)
+    assert _run(classes, case_of, 0, {(): 0}, delays, *tile_args, timing, [1], [0]) == \
+        _every_step(counts, 0, case_of, {(): 0}, delays, tile_args, timing, [1], [0])
 
 
 @st.composite
@@ -121,17 +194,22 @@ def any_nests(draw):
 def test_program_matches_the_previous_traversal(nest, data):
     """Differential: the compiled program (unrolled short blocks, the steps' state in local
     variables, one loop) against the pre-change traversal (tests/pipeline_oracle.py: a callable
-    per block, the state in an object) on the same inputs: cycles, busy cycles and stalls by
-    cause are identical."""
+    per block, the state in an object) on the same inputs, every repetition evaluated in both
+    (their rules for skipping repetitions differ; test_compressed_nest_matches_every_step_evaluated
+    and test_long_blocks_match_every_step_evaluated check the program's): cycles, busy cycles
+    and stalls by cause are identical."""
     counts, tile_loops = nest
     classes, case_of, tile_of, delays, tile_args, timing, footprint, kept = _draw_inputs(
         data, counts, tile_loops, spills=data.draw(st.booleans()))
     if data.draw(st.booleans()):  # some combinations share a case
         case_of = {combo: data.draw(st.integers(0, i)) for i, combo in enumerate(case_of)}
     args = (delays, *tile_args, timing, footprint, kept)
-    expected = pipeline_oracle.Pipeline(*args)
-    cycles = expected.run(classes, case_of, tile_loops, tile_of)
-    assert _run(classes, case_of, tile_loops, tile_of, *args) == (cycles, expected.s.busy, expected.stalls(cycles))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pipeline_oracle, "SKIP_REPETITIONS", False)
+        patch.setattr(pipeline, "_uniform", lambda *_: False)
+        expected = pipeline_oracle.Pipeline(*args)
+        cycles = expected.run(classes, case_of, tile_loops, tile_of)
+        assert _run(classes, case_of, tile_loops, tile_of, *args) == (cycles, expected.s.busy, expected.stalls(cycles))
 
 
 def test_program_matches_the_previous_traversal_on_spilled_tiles():
@@ -183,3 +261,42 @@ def test_forget_keeps_the_lookups_window():
     recorded = {number: 10 * number for number in range(10)}
     _forget(recorded, 3)
     assert list(recorded.items()) == [(6, 60), (7, 70), (8, 80), (9, 90)]
+
+
+# Two mappings of the search bench's scenario (random genomes of marvel15 layers on
+# eyeriss_like, realistic mode) where, before every time a repetition moved had to move by one
+# amount, two repetitions that shifted each time alike (times by different amounts) were taken
+# to repeat. On the first, a time growing slower was later overtaken: 5,080,782 cycles came out
+# where evaluating every repetition gives 5,080,972, with the stalls split 880,245 / 2,867
+# (network / reduction) instead of 881,955 / 1,347. On the second only the stalls moved (141,402
+# network and 205,726 DRAM instead of 141,816 and 205,312).
+UNEVEN_SHIFTS = {
+    "L13_CONV5_1_3": "SpatialMap(1,1) Y'; TemporalMap(1,1) N; TemporalMap(2,2) X'; TemporalMap(64,64) K; "
+                     "TemporalMap(16,16) C; TemporalMap(1,1) S; TemporalMap(1,1) R; Cluster(24,P); SpatialMap(1,1) X'; "
+                     "TemporalMap(1,1) S; TemporalMap(1,1) C; TemporalMap(1,1) R; TemporalMap(1,1) N; "
+                     "TemporalMap(1,1) Y'; TemporalMap(8,8) K",
+    "L2_Bottleneck1_1_2": "SpatialMap(32,32) C; TemporalMap(1,1) N; TemporalMap(2,2) R; TemporalMap(1,1) S; "
+                          "TemporalMap(22,22) Y'; TemporalMap(5,5) X'; Cluster(16,P); SpatialMap(2,2) Y'; "
+                          "TemporalMap(2,2) R; TemporalMap(1,1) S; TemporalMap(1,1) N; TemporalMap(2,2) X'; "
+                          "TemporalMap(8,8) C",
+}
+
+
+def test_repetitions_whose_times_shift_unevenly_are_evaluated(monkeypatch):
+    from accelsim.analytical.model import analyze_layer
+    from accelsim.hw.loader import load_hardware
+    from accelsim.mapping.compile import compile_mapping
+    from accelsim.search.candidates import parse_dataflow
+    from accelsim.workload.tables import load_network
+
+    hw = load_hardware("eyeriss_like")
+    layers = {layer.name: layer for layer in load_network("marvel15").layers}
+    skipped = {}
+    for name, text in UNEVEN_SHIFTS.items():
+        cm = compile_mapping(layers[name], parse_dataflow(text, layers[name]), hw.num_pes)
+        skipped[name] = cm, analyze_layer(cm, hw, "realistic")
+    assert skipped["L13_CONV5_1_3"][1].cycles == 5_080_972
+    monkeypatch.setattr(pipeline, "_uniform", lambda *_: False)  # every repetition evaluated
+    for name, (cm, result) in skipped.items():
+        full = analyze_layer(cm, hw, "realistic")
+        assert (result.cycles, result.stall_cycles) == (full.cycles, full.stall_cycles), name
