@@ -20,9 +20,10 @@ runs the same block of steps. Once two consecutive repetitions shift every event
 stall counter by the same amounts, and the last moved every time it moved by one amount (see
 :func:`_uniform`; the max-plus system has become periodic), the remaining repetitions are added
 as that many shifts instead of being evaluated, so the cost grows with the number of classes,
-not of steps. Known gap: only the last repetition's drains are recorded again after a skip, so a
-read-back that looks further back than one repetition into the skipped ones finds none (see
-:func:`_shift`).
+not of steps. A stretch of skipped repetitions answers the read-backs that reach into it
+(:func:`_completion`). Known gap: the skipped repetitions are taken to read back what the
+compared ones read, a repetition later; a read-back of theirs that reaches before the compared
+ones is not checked.
 
 The nest is compiled once into a flat program (runs of steps, L2 tiles' beginnings and ends,
 repeated blocks' openings and closings) that one loop executes with the steps' state in local
@@ -32,6 +33,7 @@ not the calls and the state's loads and stores around it.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Sequence
@@ -129,9 +131,8 @@ def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, t
     """After ``times`` skipped repetitions of ``per_repeat`` numbers each shifting times by
     ``cycles``: the last repetition's completion times (numbers from ``first``; ``recorded``
     holds numbers in increasing order) are recorded again as the last skipped one would have
-    recorded them. Numbers older than the skipped ones stay; the skipped repetitions' own are not
-    recorded, so a look-up that reaches past the last repetition into them finds none (a known
-    gap: tests/test_pipeline.py's expected failure)."""
+    recorded them. Numbers older than the skipped ones stay; the other skipped repetitions' are
+    not recorded but answered by :func:`_completion` from the stretches :func:`_skip` records."""
     moved = []
     for number in reversed(recorded):
         if number < first:
@@ -140,6 +141,50 @@ def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, t
     numbers, cycles = times * per_repeat, times * cycles
     for number in reversed(moved):
         recorded[number + numbers] = recorded[number] + cycles
+
+
+# a stretch of skipped repetitions' completion numbers: [first, end), each repetition
+# ``per_repeat`` numbers, each ``cycles`` later than the one before; the repetition after ``end``
+# is recorded (:func:`_shift`)
+Skipped = tuple[int, int, int, int]
+
+
+def _completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) -> int | None:
+    """The completion time of ``number``: recorded, or within a stretch of skipped repetitions
+    that of the same number in the repetition after the stretch, earlier by a repetition's
+    cycles for each repetition between (None: the number completed nothing, e.g. a step that
+    does not drain)."""
+    time = recorded.get(number)
+    if time is not None:
+        return time
+    for first, end, per_repeat, cycles in reversed(skipped):
+        if first <= number < end:
+            back = (end - number + per_repeat - 1) // per_repeat
+            later = _completion(recorded, skipped, number + back * per_repeat)
+            return None if later is None else later - back * cycles
+    return None
+
+
+def _skip(skipped: deque[Skipped], first: int, end: int, per_repeat: int, cycles: int, times: int,
+          reach: int) -> None:
+    """Record that ``times`` repetitions of ``per_repeat`` numbers, each shifting times by
+    ``cycles``, were skipped after the repetition of the numbers ``first`` to ``end - 1``: the
+    stretches skipped within that repetition (the newest, recorded since it began) are skipped
+    within each, so the last skipped one's copy is recorded too (as :func:`_shift` records its
+    completions). The oldest stretches no look-up can reach any more (all below ``reach``) are
+    forgotten."""
+    within = []
+    for stretch in reversed(skipped):
+        if stretch[0] < first:
+            break
+        within.append(stretch)
+    numbers = times * per_repeat
+    for a, b, period, shift in reversed(within):
+        skipped.append((a + numbers, b + numbers, period, shift))
+    if times > 1:
+        skipped.append((end, first + numbers, per_repeat, cycles))
+    while skipped and skipped[0][1] <= reach:
+        skipped.popleft()
 
 
 def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> bool:
@@ -243,6 +288,9 @@ class Pipeline:
                         timing.l1_buffers + timing.register_stages)
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
+        # stretches of skipped repetitions whose drains (tiles' write-backs) are not recorded
+        self.skipped_landed: deque[Skipped] = deque()
+        self.skipped_written: deque[Skipped] = deque()
 
     # ---------------------------------------------------------------- tiles
     def _begin_tile(self, tile: int) -> None:
@@ -260,8 +308,9 @@ class Pipeline:
             source = s.tile - self.read_source[tile]
             while s.writes and s.writes[0][2] <= source:
                 self._write(*s.writes.pop(0))
-            if source in s.write_done:
-                request = max(request, s.write_done[source] + self.t.dram_latency)
+            done = _completion(s.write_done, self.skipped_written, source)
+            if done is not None:
+                request = max(request, done + self.t.dram_latency)
         while s.writes and max(s.writes[0][0], s.written) < request:
             self._write(*s.writes.pop(0))
         s.channel_free = s.fetched = max(s.channel_free, request) + self.read_cycles[tile]
@@ -376,7 +425,7 @@ class Pipeline:
         block within one tile compares only that state, one over tiles the tiles' too."""
         s = self.s
         drain_delay, shared, keep = self.t.drain_delay, self.t.shared_network, self.keep_landed
-        landed = s.landed
+        landed, skipped_landed = s.landed, self.skipped_landed
         computed, drained, arrived, tile_writes = s.computed, s.drained, s.arrived, False
         noc_free, compute_free, drain_free, land_free = s.noc_free, s.compute_free, s.drain_free, s.land_free
         stall_dram, stall_noc, stall_reduction, busy, step = s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step
@@ -402,7 +451,9 @@ class Pipeline:
                         free = arrived
                     start = free
                     if source:  # partial sums in L2
-                        ready = landed.get(step - source, 0)
+                        ready = landed.get(step - source)
+                        if ready is None:
+                            ready = _completion(landed, skipped_landed, step - source) or 0
                         if ready > start:
                             start = ready
                     if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
@@ -487,6 +538,8 @@ class Pipeline:
                         if _uniform(now, before, 9 + len(computed) + len(drained), tiles):
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
+                                _skip(skipped_landed, before[0], step, step - before[0], drain_free - before[1], left,
+                                      step - keep)
                             shifted = [v + left * (v - b) for v, b in zip(now, before)]
                             k = 9 + len(computed)
                             steps = k + len(drained)
@@ -494,6 +547,8 @@ class Pipeline:
                                 tiles_run = s.tile - before[steps]
                                 if self.keep_written:
                                     _shift(s.write_done, before[steps], tiles_run, s.written - before[steps + 1], left)
+                                    _skip(self.skipped_written, before[steps], s.tile, tiles_run,
+                                          s.written - before[steps + 1], left, s.tile - self.keep_written)
                                 for w in s.writes:
                                     w[2] += left * tiles_run
                                 s.load_tiles(shifted[steps:])  # (the body begins with a tile: it sets arrived)
