@@ -157,6 +157,7 @@ def _completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) 
     time = recorded.get(number)
     if time is not None:
         return time
+    # (a write-back of the repetition after a stretch may still be queued: then none is found)
     for first, end, per_repeat, cycles in reversed(skipped):
         if first <= number < end:
             back = (end - number + per_repeat - 1) // per_repeat
