@@ -150,13 +150,16 @@ Skipped = tuple[int, int, int, int]
 
 
 def _completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) -> int | None:
-    """The completion time of ``number``: recorded, or within a stretch of skipped repetitions
-    that of the same number in the repetition after the stretch, earlier by a repetition's
-    cycles for each repetition between (None: the number completed nothing, e.g. a step that
-    does not drain)."""
+    """The completion time of ``number``: recorded, else :func:`_skipped_completion`'s."""
     time = recorded.get(number)
-    if time is not None:
-        return time
+    return time if time is not None else _skipped_completion(recorded, skipped, number)
+
+
+def _skipped_completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) -> int | None:
+    """The completion time of a number not recorded: within a stretch of skipped repetitions that
+    of the same number in the repetition after the stretch, earlier by a repetition's cycles for
+    each repetition between (None: the number completed nothing, e.g. a step that does not
+    drain)."""
     # (a write-back of the repetition after a stretch may still be queued: then none is found)
     for first, end, per_repeat, cycles in reversed(skipped):
         if first <= number < end:
@@ -454,7 +457,8 @@ class Pipeline:
                     if source:  # partial sums in L2
                         ready = landed.get(step - source)
                         if ready is None:
-                            ready = _completion(landed, skipped_landed, step - source) or 0
+                            ready = (_skipped_completion(landed, skipped_landed, step - source) or 0) \
+                                if skipped_landed else 0
                         if ready > start:
                             start = ready
                     if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
@@ -536,14 +540,14 @@ class Pipeline:
                         if v - b != b - p:
                             break
                     else:
-                        if _uniform(now, before, 9 + len(computed) + len(drained), tiles):
+                        k = 9 + len(computed)
+                        steps = k + len(drained)
+                        if _uniform(now, before, steps, tiles):
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
                                 _skip(skipped_landed, before[0], step, step - before[0], drain_free - before[1], left,
                                       step - keep)
                             shifted = [v + left * (v - b) for v, b in zip(now, before)]
-                            k = 9 + len(computed)
-                            steps = k + len(drained)
                             if tiles:  # before[steps:steps + 2]: the tile and written before it
                                 tiles_run = s.tile - before[steps]
                                 if self.keep_written:
