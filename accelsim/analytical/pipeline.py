@@ -21,9 +21,13 @@ stall counter by the same amounts, and the last moved every time it moved by one
 :func:`_uniform`; the max-plus system has become periodic), the remaining repetitions are added
 as that many shifts instead of being evaluated, so the cost grows with the number of classes,
 not of steps. A stretch of skipped repetitions answers the read-backs that reach into it
-(:func:`_completion`). Known gap: the skipped repetitions are taken to read back what the
-compared ones read, a repetition later; a read-back of theirs that reaches before the compared
-ones is not checked.
+(:func:`_completion`). Where a block's steps read drains back from before their repetition, or
+its tiles write-backs (:attr:`_Open.reach`, :attr:`_Open.tile_reach`), the skipped repetitions'
+read-backs are checked first (:func:`_reads_repeat`): each must hold its step (tile's fetch)
+back as the compared repetition's did, a repetition's shift later, or not at all. Write-backs
+still queued at a skip are carried over to the last skipped repetition; the tiles skipped and
+theirs are answered from the last tiles before them whose write-backs were sent
+(:meth:`Pipeline._skip_tiles`).
 
 The nest is compiled once into a flat program (runs of steps, L2 tiles' beginnings and ends,
 repeated blocks' openings and closings) that one loop executes with the steps' state in local
@@ -33,9 +37,10 @@ not the calls and the state's loads and stores around it.
 
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import itemgetter
 from typing import Sequence
 
 from accelsim.mapping.geometry import LoopClass
@@ -96,10 +101,14 @@ class _Tile:
 class _Open:
     """Program op: the ops up to the matching :data:`_CLOSE` are a block run ``times`` times;
     ``tiles``: the block steps from L2 tile to L2 tile (else it runs steps within one tile, so
-    only the steps' state can move)."""
+    only the steps' state can move); ``reach``: how many steps before a repetition's first the
+    furthest read-back of its steps looks (0: none looks before it, see :func:`_reaches`);
+    ``tile_reach``: the same of its tiles' read-backs of spilled partial sums, in tiles."""
 
     times: int
     tiles: bool
+    reach: int = 0
+    tile_reach: int = 0
 
 
 class _Close:
@@ -144,51 +153,159 @@ def _shift(recorded: dict[int, int], first: int, per_repeat: int, cycles: int, t
 
 
 # a stretch of skipped repetitions' completion numbers: [first, end), each repetition
-# ``per_repeat`` numbers, each ``cycles`` later than the one before; the repetition after ``end``
-# is recorded (:func:`_shift`)
-Skipped = tuple[int, int, int, int]
+# ``per_repeat`` numbers, each ``cycles`` later than the one before; answered from the repetition
+# after ``end`` (recorded, :func:`_shift`) or, where given, from the completions of the
+# ``per_repeat`` numbers before ``first`` (anchors, None where a number completed nothing)
+Skipped = tuple[int, int, int, int, tuple[int | None, ...] | None]
 
 
-def _completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) -> int | None:
+def _completion(recorded: dict[int, int], skipped: list[Skipped], number: int) -> int | None:
     """The completion time of ``number``: recorded, else :func:`_skipped_completion`'s."""
     time = recorded.get(number)
     return time if time is not None else _skipped_completion(recorded, skipped, number)
 
 
-def _skipped_completion(recorded: dict[int, int], skipped: deque[Skipped], number: int) -> int | None:
-    """The completion time of a number not recorded: within a stretch of skipped repetitions that
-    of the same number in the repetition after the stretch, earlier by a repetition's cycles for
-    each repetition between (None: the number completed nothing, e.g. a step that does not
-    drain)."""
-    # (a write-back of the repetition after a stretch may still be queued: then none is found)
-    for first, end, per_repeat, cycles in reversed(skipped):
-        if first <= number < end:
-            back = (end - number + per_repeat - 1) // per_repeat
-            later = _completion(recorded, skipped, number + back * per_repeat)
-            return None if later is None else later - back * cycles
+def _stretch(skipped: list[Skipped], number: int) -> Skipped | None:
+    """The stretch of skipped repetitions that holds ``number`` (None: none does; ``skipped`` is
+    in increasing order, the stretches disjoint)."""
+    at = bisect_right(skipped, number, key=itemgetter(0)) - 1
+    if at >= 0 and number < skipped[at][1]:
+        return skipped[at]
     return None
 
 
-def _skip(skipped: deque[Skipped], first: int, end: int, per_repeat: int, cycles: int, times: int,
-          reach: int) -> None:
+def _skipped_completion(recorded: dict[int, int], skipped: list[Skipped], number: int) -> int | None:
+    """The completion time of a number not recorded: within a stretch of skipped repetitions that
+    of the same number in the repetition after the stretch, earlier by a repetition's cycles for
+    each repetition between, or in the one before, later so (None: the number completed nothing,
+    e.g. a step that does not drain)."""
+    stretch = _stretch(skipped, number)
+    if stretch is None:
+        return None
+    first, end, per_repeat, cycles, anchors = stretch
+    if anchors is not None:  # the same number in the repetition before the stretch, a repetition's cycles each
+        anchor = anchors[(number - first) % per_repeat]
+        return None if anchor is None else anchor + ((number - first) // per_repeat + 1) * cycles
+    back = (end - number + per_repeat - 1) // per_repeat
+    later = _completion(recorded, skipped, number + back * per_repeat)
+    return None if later is None else later - back * cycles
+
+
+def _holds(late: int, binding: bool, ready: int, free: int) -> bool:
+    """Whether a landing ``late`` cycles after a repetition's shift holds the step back as a
+    read-back that found ``ready`` for a step free at ``free`` did (``binding``: ready > free)."""
+    return late == ready if binding else late <= free
+
+
+# a read-back as a repetition made it: the step it read (steps' numbers), the time the step could
+# have begun without it (cycles) and the drain's landing it found (0: none)
+Read = tuple[int, int, int]
+
+
+def _reads_repeat(reads: list[Read], first: int, per_repeat: int, left: int, shift: int, land_shift: int,
+                  landed_by: int | None, landed: dict[int, int], skipped: list[Skipped], delay: int = 0,
+                  pending_from: int | None = None) -> bool:
+    """Whether the ``left`` repetitions after the one of numbers ``first`` to ``first +
+    per_repeat - 1`` (steps, or tiles) read back as its ``reads`` did, each ``shift`` cycles
+    later: a read-back whose number lies before ``first`` becomes, ``m`` repetitions later, one of
+    the number ``per_repeat * m`` later, and must hold its step (tile's fetch) back exactly as
+    long after its start, or not at all. Completions (``landed``, ``skipped``; each waited for
+    ``delay`` cycles more) before ``first`` are looked up: recorded, or in a skipped stretch,
+    where they grow linearly, so its two ends decide; none is, where every completion before
+    ``first`` (all by ``landed_by``; None: not known) came before the step was free. Once the number lies in the
+    repetition compared or later, its completion grows by ``land_shift`` a repetition (the skip's
+    own assumption), so the first such repetition and the last decide. ``pending_from``: the
+    first number whose completion is still to come (a write-back queued): where one is needed,
+    that of the repetition before, ``land_shift`` earlier, stands for it in the repetition
+    compared; before ``first``, the repetitions are not taken to repeat."""
+    for target, free, ready in reads:
+        if target >= first:  # within the repetition: it repeats as the repetition does
+            continue
+        binding = ready > free
+        crossing = -((target - first) // per_repeat)  # the first repetition whose number is not before first
+        m, last = 1, min(left, crossing - 1)
+        if not binding and landed_by is not None and landed_by <= free:  # no completion before first holds it back, nor the later ones
+            m = last + 1
+        while m <= last:
+            number = target + m * per_repeat
+            if number < 0:  # before the layer: no completion, until its first number
+                if binding:
+                    return False
+                m = -(target // per_repeat)
+                continue
+            time = landed.get(number)
+            stretch = _stretch(skipped, number) if time is None and skipped else None
+            until = m  # the last repetition whose number lies in the stretch, its completion linear in m
+            if stretch is not None:
+                time = _skipped_completion(landed, skipped, number)
+                if stretch[2] == per_repeat:
+                    until = min(last, m + (stretch[1] - 1 - number) // per_repeat)
+            if time is None:
+                if binding or pending_from is not None and (stretch[1] + stretch[2] if stretch else number + 1) > pending_from:
+                    return False
+            elif not (_holds(time + delay - m * shift, binding, ready, free)
+                      and _holds(time + delay + (until - m) * (stretch[3] if stretch else 0) - until * shift, binding,
+                                 ready, free)):
+                return False
+            m = until + 1
+        if crossing <= left:
+            number = target + crossing * per_repeat
+            time = _completion(landed, skipped, number)
+            if time is None and pending_from is not None and number >= pending_from:
+                time = _completion(landed, skipped, number - per_repeat)
+                if time is None or number - per_repeat >= pending_from:
+                    return False
+                time += land_shift
+            if time is None:
+                if binding:
+                    return False
+            elif not (_holds(time + delay - crossing * shift, binding, ready, free)
+                      and _holds(time + delay + (left - crossing) * land_shift - left * shift, binding, ready, free)):
+                return False
+    return True
+
+
+def _skip(skipped: list[Skipped], first: int, end: int, per_repeat: int, cycles: int, times: int, reach: int,
+          start: int | None = None, anchors: tuple[int | None, ...] | None = None) -> None:
     """Record that ``times`` repetitions of ``per_repeat`` numbers, each shifting times by
     ``cycles``, were skipped after the repetition of the numbers ``first`` to ``end - 1``: the
     stretches skipped within that repetition (the newest, recorded since it began) are skipped
     within each, so the last skipped one's copy is recorded too (as :func:`_shift` records its
-    completions). The oldest stretches no look-up can reach any more (all below ``reach``) are
-    forgotten."""
-    within = []
-    for stretch in reversed(skipped):
-        if stretch[0] < first:
-            break
-        within.append(stretch)
-    numbers = times * per_repeat
-    for a, b, period, shift in reversed(within):
-        skipped.append((a + numbers, b + numbers, period, shift))
-    if times > 1:
-        skipped.append((end, first + numbers, per_repeat, cycles))
-    while skipped and skipped[0][1] <= reach:
-        skipped.popleft()
+    completions), and the numbers from ``start`` (``end``: the skipped ones) up to the last
+    skipped repetition form a stretch, answered from the last skipped repetition or, with
+    ``anchors``, from the completions of the ``per_repeat`` numbers before ``start``.
+    ``skipped`` stays in increasing order: the new stretch lies after the repetition's own
+    (``start`` after them), the copies after it. The oldest stretches no look-up can reach any
+    more (all below ``reach``) are forgotten."""
+    within = bisect_left(skipped, first, key=itemgetter(0))
+    numbers, later = times * per_repeat, times * cycles
+    copies = [(a + numbers, b + numbers, period, shift, None if marks is None else
+               tuple(None if mark is None else mark + later for mark in marks))
+              for a, b, period, shift, marks in skipped[within:]]
+    start = end if start is None else start
+    if start < first + numbers:
+        skipped.append((start, first + numbers, per_repeat, cycles, anchors))
+    skipped += copies
+    if skipped and skipped[0][1] <= reach:
+        del skipped[:bisect_right(skipped, reach, key=itemgetter(1))]
+
+
+def _times(steps: int, length: int, tiles: bool) -> list[int]:
+    """The places of event times in a state vector of ``length`` laid out as :func:`_uniform`
+    says (the rest are counters)."""
+    times = [1, 2, 3, 4, *range(9, steps)]
+    if tiles:
+        times += range(steps + 1, length)
+    return times
+
+
+def _moved(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> int:
+    """How far the repetition from ``before`` to ``now`` moved its event times (the latest;
+    :func:`_uniform` checks that all those it moved moved alike, so the first found moved)."""
+    for i in 1, 2, 3, 4:
+        if now[i] != before[i]:
+            return now[i] - before[i]
+    return max(now[i] - before[i] for i in _times(steps, len(now), tiles))
 
 
 def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> bool:
@@ -202,9 +319,7 @@ def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: b
     change (a mapping of the search bench's scenario came out 190 cycles short that way, see
     tests/test_pipeline.py). Times that all move together keep their order; a time left behind,
     no later than every moving one, is not chosen by a maximum with them."""
-    times = [1, 2, 3, 4, *range(9, steps)]
-    if tiles:
-        times += range(steps + 1, len(now))
+    times = _times(steps, len(now), tiles)
     moved = 0
     for i in times:
         shift = now[i] - before[i]
@@ -216,6 +331,41 @@ def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: b
         return True
     earliest = min(now[i] for i in times if now[i] != before[i])
     return all(now[i] <= earliest for i in times if now[i] == before[i])
+
+
+def _reaches(program: list[_Op], read_source: Sequence[int]) -> list[_Op]:
+    """``program`` with each block's :attr:`_Open.reach` and :attr:`_Open.tile_reach`: the most
+    steps (tiles) before a repetition's first that one of its read-backs looks (a step ``o``
+    steps into the repetition reading back ``source`` steps looks ``source - o`` before it; a
+    tile reading back ``read_source`` tiles likewise; a block within, at its first repetition).
+    ``read_source``: per tile case, tiles back to its spilled partial sums (0: none)."""
+    # per open block: its _Open's place, its steps and tiles so far in one repetition, its reaches so far
+    frames: list[list[int]] = [[-1, 0, 0, 0, 0]]
+    for pc, op in enumerate(program):
+        frame = frames[-1]
+        if type(op) is tuple:
+            for o, case in enumerate(op, frame[1]):
+                if case[5] and case[5] - o > frame[3]:
+                    frame[3] = case[5] - o
+            frame[1] += len(op)
+        elif type(op) is _Tile:
+            if not op.end:
+                if read_source[op.tile] and read_source[op.tile] - frame[2] > frame[4]:
+                    frame[4] = read_source[op.tile] - frame[2]
+                frame[2] += 1
+        elif type(op) is _Open:
+            frames.append([pc, 0, 0, 0, 0])
+        else:
+            at, steps, tiles, reach, tile_reach = frames.pop()
+            block = program[at]
+            assert type(block) is _Open
+            program[at] = _Open(block.times, block.tiles, reach, tile_reach)
+            outer = frames[-1]
+            outer[3] = max(outer[3], reach - outer[1])
+            outer[4] = max(outer[4], tile_reach - outer[2])
+            outer[1] += block.times * steps
+            outer[2] += block.times * tiles
+    return program
 
 
 @dataclass(slots=True)
@@ -293,8 +443,12 @@ class Pipeline:
         self.keep_landed = max(delays.readback_source, default=0)  # drains read back at most this far
         self.keep_written = max(read_source, default=0)  # write-backs read back at most this far
         # stretches of skipped repetitions whose drains (tiles' write-backs) are not recorded
-        self.skipped_landed: deque[Skipped] = deque()
-        self.skipped_written: deque[Skipped] = deque()
+        self.skipped_landed: list[Skipped] = []
+        self.skipped_written: list[Skipped] = []
+        # while an open block's tiles read back before its repetitions, their read-backs (see
+        # _reads_repeat; the steps' are kept in _execute)
+        self.tile_reads: list[Read] = []
+        self.record_tiles = False
 
     # ---------------------------------------------------------------- tiles
     def _begin_tile(self, tile: int) -> None:
@@ -313,8 +467,10 @@ class Pipeline:
             while s.writes and s.writes[0][2] <= source:
                 self._write(*s.writes.pop(0))
             done = _completion(s.write_done, self.skipped_written, source)
-            if done is not None:
-                request = max(request, done + self.t.dram_latency)
+            ready = 0 if done is None else done + self.t.dram_latency
+            if self.record_tiles:
+                self.tile_reads.append((source, request, ready))
+            request = max(request, ready)
         while s.writes and max(s.writes[0][0], s.written) < request:
             self._write(*s.writes.pop(0))
         s.channel_free = s.fetched = max(s.channel_free, request) + self.read_cycles[tile]
@@ -419,7 +575,7 @@ class Pipeline:
 
         walk(0, (), True, True)
         flush()
-        return program
+        return _reaches(program, self.read_source)
 
     def _execute(self, program: list[_Op]) -> None:
         """Run the program: its steps, tiles and blocks in order; a block run ``times`` times
@@ -440,7 +596,16 @@ class Pipeline:
         body, times, tiles, repeated = 0, 1, False, 0
         before: tuple[int, ...] | None = None
         prior: tuple[int, ...] | None = None
-        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None]] = []
+        # and how far its read-backs look before a repetition's first step, whether an enclosing
+        # block's look before theirs (then ``reads`` keeps their read-backs too), the current
+        # repetition's first read-back in ``reads``; the same of its tiles (self.tile_reads)
+        reach, outer_reads, mark, tile_reach, outer_tile_reads, tile_mark = 0, False, 0, 0, False, 0
+        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None, int, bool, int, int,
+                           bool, int]] = []
+        # while an open block's read-backs look before its repetitions (``record``), the read-backs
+        # made (see _reads_repeat)
+        reads: list[Read] = []
+        record = False
         pc, end = 0, len(program)
         while pc < end:
             op = program[pc]
@@ -459,6 +624,8 @@ class Pipeline:
                         if ready is None:
                             ready = (_skipped_completion(landed, skipped_landed, step - source) or 0) \
                                 if skipped_landed else 0
+                        if record:
+                            reads.append((step - source, start, ready))
                         if ready > start:
                             start = ready
                     if barrier and land_free > start:  # the controller's tile barrier: every output so far in L2
@@ -518,8 +685,13 @@ class Pipeline:
                     arrived = s.arrived
                 continue
             if type(op) is _Open:
-                blocks.append((body, times, tiles, repeated, before, prior))
+                blocks.append((body, times, tiles, repeated, before, prior, reach, outer_reads, mark, tile_reach,
+                               outer_tile_reads, tile_mark))
                 body, times, tiles, repeated, before, prior = pc, op.times, op.tiles, 0, None, None
+                reach, outer_reads, mark = op.reach, record, len(reads)
+                record = record or reach > 0
+                tile_reach, outer_tile_reads, tile_mark = op.tile_reach, self.record_tiles, len(self.tile_reads)
+                self.record_tiles = outer_tile_reads or tile_reach > 0
                 measure = times > 2  # the last two repetitions run as they are: nothing left to skip
             else:
                 repeated += 1
@@ -542,7 +714,11 @@ class Pipeline:
                     else:
                         k = 9 + len(computed)
                         steps = k + len(drained)
-                        if _uniform(now, before, steps, tiles):
+                        if _uniform(now, before, steps, tiles) and not (
+                                tiles and self.keep_written and self._queued_across(before[steps])) and (
+                                reach <= 0 and tile_reach <= 0
+                                or self._reads_repeat(now, before, steps, tiles, left, reads[mark:] if reach > 0 else [],
+                                                      tile_mark if tile_reach > 0 else -1)):
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
                                 _skip(skipped_landed, before[0], step, step - before[0], drain_free - before[1], left,
@@ -551,9 +727,7 @@ class Pipeline:
                             if tiles:  # before[steps:steps + 2]: the tile and written before it
                                 tiles_run = s.tile - before[steps]
                                 if self.keep_written:
-                                    _shift(s.write_done, before[steps], tiles_run, s.written - before[steps + 1], left)
-                                    _skip(self.skipped_written, before[steps], s.tile, tiles_run,
-                                          s.written - before[steps + 1], left, s.tile - self.keep_written)
+                                    self._skip_tiles(before[steps], tiles_run, s.written - before[steps + 1], left)
                                 for w in s.writes:
                                     w[2] += left * tiles_run
                                 s.load_tiles(shifted[steps:])  # (the body begins with a tile: it sets arrived)
@@ -566,11 +740,77 @@ class Pipeline:
                 before = now if times - repeated > 2 else None
             if repeated < times:
                 pc = body
+                if record:
+                    if not outer_reads:  # none but the next repetition's read-backs will be looked at
+                        reads.clear()
+                    mark = len(reads)
+                if self.record_tiles:
+                    if not outer_tile_reads:
+                        self.tile_reads.clear()
+                    tile_mark = len(self.tile_reads)
             else:
-                body, times, tiles, repeated, before, prior = blocks.pop()
+                if record and not outer_reads:
+                    reads.clear()
+                if self.record_tiles and not outer_tile_reads:
+                    self.tile_reads.clear()
+                body, times, tiles, repeated, before, prior, reach, outer_reads, mark, tile_reach, outer_tile_reads, \
+                    tile_mark = blocks.pop()
+                record = outer_reads or reach > 0
+                self.record_tiles = outer_tile_reads or tile_reach > 0
         s.computed, s.drained = computed, drained
         s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
         s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
+
+    def _queued_across(self, first: int) -> bool:
+        """Whether write-backs queued since before tile ``first`` (its repetition's first) would
+        be answered by a stretch (:meth:`_skip_tiles`) across one skipped within the repetition:
+        then its repetitions are not skipped."""
+        s = self.s
+        return bool(s.writes) and s.writes[0][2] < first and bool(self.skipped_written) \
+            and self.skipped_written[-1][0] >= first
+
+    def _skip_tiles(self, first: int, per_repeat: int, cycles: int, times: int) -> None:
+        """Record the write-backs of ``times`` repetitions of ``per_repeat`` tiles skipped after
+        the one from tile ``first``, each ``cycles`` later than the one before (:func:`_shift`,
+        :func:`_skip`). Write-backs still queued are carried over to the last skipped repetition
+        (its own are sent later and recorded then); theirs and the skipped ones up to it are
+        answered from the last ``per_repeat`` tiles before them all sent, not from the last
+        skipped repetition, whose own may still be queued when a read-back asks."""
+        s = self.s
+        end = first + per_repeat
+        _shift(s.write_done, first, per_repeat, cycles, times)
+        start = min(s.writes[0][2], end) if s.writes else end
+        anchors = tuple(_completion(s.write_done, self.skipped_written, number)
+                        for number in range(start - per_repeat, start))
+        _skip(self.skipped_written, first, end, per_repeat, cycles, times, s.tile - self.keep_written, start, anchors)
+
+    def _reads_repeat(self, now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool, left: int,
+                      reads: list[Read], tile_mark: int) -> bool:
+        """Whether the ``left`` repetitions after the one that took the state from ``before`` to
+        ``now`` (vectors as in :meth:`_execute`; ``steps``, ``tiles``: their layout) read back
+        as it did (:func:`_reads_repeat`): its steps' ``reads`` and, with ``tile_mark`` >= 0, its
+        tiles' (``self.tile_reads`` from there)."""
+        s = self.s
+        shift = _moved(now, before, steps, tiles)
+        if reads and not _reads_repeat(reads, before[0], now[0] - before[0], left, shift, now[1] - before[1], before[4],
+                                       s.landed, self.skipped_landed):
+            return False
+        if tile_mark < 0:
+            return True
+        first = before[steps]
+        pending_from = s.writes[0][2] if s.writes else None
+        written_by: int | None = -self.t.dram_latency  # every write-back of a tile before first was sent by then
+        if pending_from is not None and pending_from < first:
+            written_by = None  # one is still queued
+        else:
+            for number in reversed(s.write_done):  # the last one's (the channel sends them in order)
+                if number < first:
+                    written_by = s.write_done[number]
+                    break
+        return _reads_repeat(self.tile_reads[tile_mark:], first, s.tile - first, left, shift,
+                             s.written - before[steps + 1],
+                             None if written_by is None else written_by + self.t.dram_latency, s.write_done,
+                             self.skipped_written, self.t.dram_latency, pending_from)
 
     def run(self, classes: list[list[LoopClass]], case_of: dict[tuple, int], tile_loops: int,
             tile_of: dict[tuple, int]) -> int:
