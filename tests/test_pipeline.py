@@ -198,7 +198,7 @@ def test_a_skipped_repetition_reading_back_before_the_compared_ones():
     assert compressed == _every_step(counts, 0, case_of, {(): 0}, delays, ([0], [0], [0]), timing, [1], [0])
     assert compressed[0] == 2
     with pytest.MonkeyPatch.context() as patch:  # the skip taken unchecked, as before
-        patch.setattr(pipeline, "_reads_repeat", lambda *_: True)
+        patch.setattr(pipeline, "_reads_repeat", lambda *_, **__: True)
         assert _run(classes, case_of, 0, {(): 0}, delays, [0], [0], [0], timing, [1], [0])[0] == 1
 
 

@@ -204,7 +204,7 @@ Read = tuple[int, int, int]
 
 def _reads_repeat(reads: list[Read], first: int, per_repeat: int, left: int, shift: int, land_shift: int,
                   landed_by: int | None, landed: dict[int, int], skipped: list[Skipped], delay: int = 0,
-                  pending_from: int | None = None) -> bool:
+                  pending_from: int | None = None, landed_late: int | None = None) -> bool:
     """Whether the ``left`` repetitions after the one of numbers ``first`` to ``first +
     per_repeat - 1`` (steps, or tiles) read back as its ``reads`` did, each ``shift`` cycles
     later: a read-back whose number lies before ``first`` becomes, ``m`` repetitions later, one of
@@ -217,14 +217,18 @@ def _reads_repeat(reads: list[Read], first: int, per_repeat: int, left: int, shi
     own assumption), so the first such repetition and the last decide. ``pending_from``: the
     first number whose completion is still to come (a write-back queued): where one is needed,
     that of the repetition before, ``land_shift`` earlier, stands for it in the repetition
-    compared; before ``first``, the repetitions are not taken to repeat."""
+    compared; before ``first``, the repetitions are not taken to repeat. ``landed_late``: every
+    completion in the repetition compared came by then (None: not known); where that is a
+    repetition's shift or more before a read-back found its step free, it holds none back."""
     for target, free, ready in reads:
         if target >= first:  # within the repetition: it repeats as the repetition does
             continue
         binding = ready > free
         crossing = -((target - first) // per_repeat)  # the first repetition whose number is not before first
         m, last = 1, min(left, crossing - 1)
-        if not binding and landed_by is not None and landed_by <= free:  # no completion before first holds it back, nor the later ones
+        if not binding and landed_by is not None and landed_by <= free:  # none before first holds it back
+            if landed_late is not None and landed_late - shift <= free and land_shift <= shift:
+                continue  # nor one in the repetition compared, nor (growing no faster) a later one
             m = last + 1
         while m <= last:
             number = target + m * per_repeat
@@ -793,7 +797,7 @@ class Pipeline:
         s = self.s
         shift = _moved(now, before, steps, tiles)
         if reads and not _reads_repeat(reads, before[0], now[0] - before[0], left, shift, now[1] - before[1], before[4],
-                                       s.landed, self.skipped_landed):
+                                       s.landed, self.skipped_landed, landed_late=now[4]):
             return False
         if tile_mark < 0:
             return True
