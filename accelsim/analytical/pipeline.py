@@ -24,10 +24,11 @@ not of steps. A stretch of skipped repetitions answers the read-backs that reach
 (:func:`_completion`). Where a block's steps read drains back from before their repetition, or
 its tiles write-backs (:attr:`_Open.reach`, :attr:`_Open.tile_reach`), the skipped repetitions'
 read-backs are checked first (:func:`_reads_repeat`): each must hold its step (tile's fetch)
-back as the compared repetition's did, a repetition's shift later, or not at all. Write-backs
-still queued at a skip are carried over to the last skipped repetition; the tiles skipped and
-theirs are answered from the last tiles before them whose write-backs were sent
-(:meth:`Pipeline._skip_tiles`).
+back as the compared repetition's did, a repetition's shift later, or not at all. Known gap:
+the read-backs of repetitions skipped within the compared one (an inner block's) are not
+checked so. Write-backs still queued at a skip are carried over to the last skipped repetition;
+the tiles skipped and theirs are answered from the last tiles before them whose write-backs
+were sent (:meth:`Pipeline._skip_tiles`).
 
 The nest is compiled once into a flat program (runs of steps, L2 tiles' beginnings and ends,
 repeated blocks' openings and closings) that one loop executes with the steps' state in local
