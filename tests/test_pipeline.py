@@ -156,7 +156,7 @@ def test_a_write_back_that_grows_slower_than_the_fetches_is_overtaken():
     compressed = _run(classes, case_of, 2, case_of, delays, *tile_args, timing, [1] * 9, zeros)
     assert compressed == _every_step(counts, 2, case_of, case_of, delays, tile_args, timing, [1] * 9, zeros)
     with pytest.MonkeyPatch.context() as patch:  # the rule of 9b706c1 alone
-        patch.setattr(pipeline, "_uniform", lambda *_: True)
+        patch.setattr(pipeline, "_uniform_shift", lambda *_: 0)
         assert _run(classes, case_of, 2, case_of, delays, *tile_args, timing, [1] * 9, zeros) != compressed
 
 
@@ -247,7 +247,7 @@ def test_program_matches_the_previous_traversal(nest, data):
     args = (delays, *tile_args, timing, footprint, kept)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pipeline_oracle, "SKIP_REPETITIONS", False)
-        patch.setattr(pipeline, "_uniform", lambda *_: False)
+        patch.setattr(pipeline, "_uniform_shift", lambda *_: None)
         expected = pipeline_oracle.Pipeline(*args)
         cycles = expected.run(classes, case_of, tile_loops, tile_of)
         assert _run(classes, case_of, tile_loops, tile_of, *args) == (cycles, expected.s.busy, expected.stalls(cycles))
@@ -337,7 +337,7 @@ def test_repetitions_whose_times_shift_unevenly_are_evaluated(monkeypatch):
         cm = compile_mapping(layers[name], parse_dataflow(text, layers[name]), hw.num_pes)
         skipped[name] = cm, analyze_layer(cm, hw, "realistic")
     assert skipped["L13_CONV5_1_3"][1].cycles == 5_080_972
-    monkeypatch.setattr(pipeline, "_uniform", lambda *_: False)  # every repetition evaluated
+    monkeypatch.setattr(pipeline, "_uniform_shift", lambda *_: None)  # every repetition evaluated
     for name, (cm, result) in skipped.items():
         full = analyze_layer(cm, hw, "realistic")
         assert (result.cycles, result.stall_cycles) == (full.cycles, full.stall_cycles), name

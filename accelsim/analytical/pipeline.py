@@ -18,7 +18,7 @@ DRAM read of spilled partial sums for their write-back (after every write-back s
 The nest is a list of loops, each a list of iteration classes; every repetition of a class
 runs the same block of steps. Once two consecutive repetitions shift every event time and every
 stall counter by the same amounts, and the last moved every time it moved by one amount (see
-:func:`_uniform`; the max-plus system has become periodic), the remaining repetitions are added
+:func:`_uniform_shift`; the max-plus system has become periodic), the remaining repetitions are added
 as that many shifts instead of being evaluated, so the cost grows with the number of classes,
 not of steps. A stretch of skipped repetitions answers the read-backs that reach into it
 (:func:`_completion`). Where a block's steps read drains back from before their repetition, or
@@ -181,8 +181,11 @@ def _skipped_completion(recorded: dict[int, int], skipped: list[Skipped], number
     each repetition between, or in the one before, later so (None: the number completed nothing,
     e.g. a step that does not drain)."""
     stretch = _stretch(skipped, number)
-    if stretch is None:
-        return None
+    return None if stretch is None else _stretch_completion(recorded, skipped, stretch, number)
+
+
+def _stretch_completion(recorded: dict[int, int], skipped: list[Skipped], stretch: Skipped, number: int) -> int | None:
+    """The completion time of ``number`` within ``stretch`` (see :func:`_skipped_completion`)."""
     first, end, per_repeat, cycles, anchors = stretch
     if anchors is not None:  # the same number in the repetition before the stretch, a repetition's cycles each
         anchor = anchors[(number - first) % per_repeat]
@@ -242,7 +245,7 @@ def _reads_repeat(reads: list[Read], first: int, per_repeat: int, left: int, shi
             stretch = _stretch(skipped, number) if time is None and skipped else None
             until = m  # the last repetition whose number lies in the stretch, its completion linear in m
             if stretch is not None:
-                time = _skipped_completion(landed, skipped, number)
+                time = _stretch_completion(landed, skipped, stretch, number)
                 if stretch[2] == per_repeat:
                     until = min(last, m + (stretch[1] - 1 - number) // per_repeat)
             if time is None:
@@ -296,7 +299,7 @@ def _skip(skipped: list[Skipped], first: int, end: int, per_repeat: int, cycles:
 
 
 def _times(steps: int, length: int, tiles: bool) -> list[int]:
-    """The places of event times in a state vector of ``length`` laid out as :func:`_uniform`
+    """The places of event times in a state vector of ``length`` laid out as :func:`_uniform_shift`
     says (the rest are counters)."""
     times = [1, 2, 3, 4, *range(9, steps)]
     if tiles:
@@ -304,20 +307,11 @@ def _times(steps: int, length: int, tiles: bool) -> list[int]:
     return times
 
 
-def _moved(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> int:
-    """How far the repetition from ``before`` to ``now`` moved its event times (the latest;
-    :func:`_uniform` checks that all those it moved moved alike, so the first found moved)."""
-    for i in 1, 2, 3, 4:
-        if now[i] != before[i]:
-            return now[i] - before[i]
-    return max(now[i] - before[i] for i in _times(steps, len(now), tiles))
-
-
-def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> bool:
-    """Whether the repetition that took the state from ``before`` to ``now`` (vectors as
-    :meth:`Pipeline._execute` builds them: counters at 0, 5-8 and, with ``tiles``, at
-    ``steps``; the rest event times) moved every event time it moved by one amount, and left the
-    others no later than the earliest it moved.
+def _uniform_shift(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool) -> int | None:
+    """The one amount (cycles; 0: none moved) by which the repetition that took the state from
+    ``before`` to ``now`` (vectors as :meth:`Pipeline._execute` builds them: counters at 0, 5-8
+    and, with ``tiles``, at ``steps``; the rest event times) moved every event time it moved,
+    where it left the others no later than the earliest it moved; else None.
 
     Two repetitions that shift each value alike are not enough for the rest to repeat: where a
     time grows faster than another it is compared with, it overtakes it and the repetitions
@@ -330,12 +324,12 @@ def _uniform(now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: b
         shift = now[i] - before[i]
         if shift:
             if moved and shift != moved:
-                return False
+                return None
             moved = shift
     if not moved:
-        return True
+        return 0
     earliest = min(now[i] for i in times if now[i] != before[i])
-    return all(now[i] <= earliest for i in times if now[i] == before[i])
+    return moved if all(now[i] <= earliest for i in times if now[i] == before[i]) else None
 
 
 def _reaches(program: list[_Op], read_source: Sequence[int]) -> list[_Op]:
@@ -719,10 +713,11 @@ class Pipeline:
                     else:
                         k = 9 + len(computed)
                         steps = k + len(drained)
-                        if _uniform(now, before, steps, tiles) and not (
+                        shift = _uniform_shift(now, before, steps, tiles)
+                        if shift is not None and not (
                                 tiles and self.keep_written and self._queued_across(before[steps])) and (
                                 reach <= 0 and tile_reach <= 0
-                                or self._reads_repeat(now, before, steps, tiles, left, reads[mark:] if reach > 0 else [],
+                                or self._reads_repeat(now, before, steps, shift, left, reads[mark:] if reach > 0 else [],
                                                       tile_mark if tile_reach > 0 else -1)):
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
@@ -789,14 +784,13 @@ class Pipeline:
                         for number in range(start - per_repeat, start))
         _skip(self.skipped_written, first, end, per_repeat, cycles, times, s.tile - self.keep_written, start, anchors)
 
-    def _reads_repeat(self, now: tuple[int, ...], before: tuple[int, ...], steps: int, tiles: bool, left: int,
+    def _reads_repeat(self, now: tuple[int, ...], before: tuple[int, ...], steps: int, shift: int, left: int,
                       reads: list[Read], tile_mark: int) -> bool:
         """Whether the ``left`` repetitions after the one that took the state from ``before`` to
-        ``now`` (vectors as in :meth:`_execute`; ``steps``, ``tiles``: their layout) read back
-        as it did (:func:`_reads_repeat`): its steps' ``reads`` and, with ``tile_mark`` >= 0, its
-        tiles' (``self.tile_reads`` from there)."""
+        ``now`` (vectors as in :meth:`_execute`; ``steps``: their layout), moving every time it
+        moved by ``shift``, read back as it did (:func:`_reads_repeat`): its steps' ``reads``
+        and, with ``tile_mark`` >= 0, its tiles' (``self.tile_reads`` from there)."""
         s = self.s
-        shift = _moved(now, before, steps, tiles)
         if reads and not _reads_repeat(reads, before[0], now[0] - before[0], left, shift, now[1] - before[1], before[4],
                                        s.landed, self.skipped_landed, landed_late=now[4]):
             return False
