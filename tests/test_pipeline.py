@@ -159,9 +159,9 @@ def test_far_read_backs_in_nested_blocks_match_every_step_evaluated(nest, data):
     steps (6 tiles) back and slow landings, in blocks nested two and three deep: the skipped
     repetitions' read-backs that look before the compared repetition (pipeline._reads_repeat)
     and, where an enclosing block skips too, those of an inner block's skipped repetitions
-    (the README's known gap, not checked by the model; no example has shown it: besides this
-    derandomized run's, 15,500 random ones on 2026-11-27, 10,500 of this test with
-    ACCELSIM_PROPERTY_RANDOM=1 and 5,000 of like nests by scripts)."""
+    (pipeline._skipped_reads). Before those were checked, 15,500 random examples of such nests
+    (10,500 of this test with ACCELSIM_PROPERTY_RANDOM=1) found no difference; the nest of
+    test_a_read_back_of_an_inner_skipped_repetition_before_the_enclosing_one, built by hand, does."""
     counts, tile_loops = nest
     classes, case_of, tile_of, delays, tile_args, timing, footprint, kept = _draw_inputs(
         data, counts, tile_loops, far=True)
@@ -230,6 +230,35 @@ def test_a_skipped_repetition_reading_back_before_the_compared_ones():
     with pytest.MonkeyPatch.context() as patch:  # the skip taken unchecked, as before
         patch.setattr(pipeline, "_reads_repeat", lambda *_, **__: True)
         assert _run(classes, case_of, 0, {(): 0}, delays, [0], [0], [0], timing, [1], [0])[0] == 1
+
+
+def test_a_read_back_of_an_inner_skipped_repetition_before_the_enclosing_one():
+    """Built by hand for the README's former known gap: two loops, the outer's classes run 1, 5
+    and 1 times, the inner's 1, 1, 1, 5 and 1, so 9 steps an outer index (45 in its block of
+    5). Only step 1 (outer class 0, inner class 1) drains, its sums landing 60 cycles later
+    (every other delay 0: everything happens at cycle 0); only the steps of inner class 3 in the
+    outer block read back, 41 steps earlier. Their block of 5 runs 3 repetitions and skips one
+    (the fourth) in each outer index; the outer block runs outer indices 1-3 and skips 4. Every
+    read-back evaluated finds no drain: outer index 4's fourth inner repetition (step 42) is the
+    only one reading step 1, and it is skipped twice over. Evaluated, it waits until 60, and the
+    9 steps of the last outer index (compute 1 each) end at 69; taken as the compared
+    repetitions, the layer ends when step 1's sums land, 60. The inner block's skipped
+    read-backs are now checked with the outer block's (pipeline._skipped_reads)."""
+    counts = [[1, 5, 1], [1, 1, 1, 5, 1]]
+    classes = [[LoopClass(0, c) for c in loop] for loop in counts]
+    combos = list(product(range(3), range(5)))
+    case_of = {combo: i for i, combo in enumerate(combos)}
+    zeros = [0] * len(combos)
+    delays = StepDelays(zeros, [int(c[0] == 2) for c in combos], zeros, [c == (0, 1) for c in combos],
+                        [41 if c == (1, 3) else 0 for c in combos], [60 if c == (0, 1) else 0 for c in combos])
+    timing = Timing(1, 1, 0, 0, 0, False, 0, 0)
+    args = ([0], [0], [0])
+    compressed = _run(classes, case_of, 0, {(): 0}, delays, *args, timing, [1], [0])
+    assert compressed == _every_step(counts, 0, case_of, {(): 0}, delays, args, timing, [1], [0])
+    assert compressed[0] == 69
+    with pytest.MonkeyPatch.context() as patch:  # the inner block's skipped read-backs unchecked, as before
+        patch.setattr(pipeline, "_skipped_reads", lambda *_: [])
+        assert _run(classes, case_of, 0, {(): 0}, delays, *args, timing, [1], [0])[0] == 60
 
 
 def test_a_read_back_of_a_tile_whose_write_back_was_queued_at_the_skip():

@@ -206,6 +206,20 @@ def _holds(late: int, binding: bool, ready: int, free: int) -> bool:
 Read = tuple[int, int, int]
 
 
+def _skipped_reads(reads: list[Read], per_repeat: int, shift: int, left: int, before: int) -> list[Read]:
+    """The read-backs the ``left`` repetitions skipped after the one that made ``reads`` make,
+    as :func:`_reads_repeat` found they do (each repetition ``per_repeat`` numbers and ``shift``
+    cycles later; a read-back that held its step back holds it back as long, one that did not
+    does not), those whose numbers lie before ``before`` (an enclosing block's repetition's
+    first): they stand for the skipped repetitions when that block's are checked."""
+    skipped: list[Read] = []
+    for target, free, ready in reads:
+        count = min(left, (before - 1 - target) // per_repeat)
+        if count > 0:
+            skipped += [(target + m * per_repeat, free + m * shift, ready + m * shift) for m in range(1, count + 1)]
+    return skipped
+
+
 def _reads_repeat(reads: list[Read], first: int, per_repeat: int, left: int, shift: int, land_shift: int,
                   landed_by: int | None, landed: dict[int, int], skipped: list[Skipped], delay: int = 0,
                   pending_from: int | None = None, landed_late: int | None = None) -> bool:
@@ -600,11 +614,13 @@ class Pipeline:
         # repetition's first read-back in ``reads``; the same of its tiles (self.tile_reads)
         reach, outer_reads, mark, tile_reach, outer_tile_reads, tile_mark = 0, False, 0, 0, False, 0
         blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None, int, bool, int, int,
-                           bool, int]] = []
+                           bool, int, int, int]] = []
         # while an open block's read-backs look before its repetitions (``record``), the read-backs
-        # made (see _reads_repeat)
+        # made that look before the current repetition's first step (``first``; those within it
+        # repeat with it, see _reads_repeat) and those of repetitions skipped within it
+        # (_skipped_reads); its first tile (``first_tile``)
         reads: list[Read] = []
-        record = False
+        record, first, first_tile = False, 0, 0
         pc, end = 0, len(program)
         while pc < end:
             op = program[pc]
@@ -623,7 +639,7 @@ class Pipeline:
                         if ready is None:
                             ready = (_skipped_completion(landed, skipped_landed, step - source) or 0) \
                                 if skipped_landed else 0
-                        if record:
+                        if record and step - source < first:
                             reads.append((step - source, start, ready))
                         if ready > start:
                             start = ready
@@ -685,8 +701,9 @@ class Pipeline:
                 continue
             if type(op) is _Open:
                 blocks.append((body, times, tiles, repeated, before, prior, reach, outer_reads, mark, tile_reach,
-                               outer_tile_reads, tile_mark))
+                               outer_tile_reads, tile_mark, first, first_tile))
                 body, times, tiles, repeated, before, prior = pc, op.times, op.tiles, 0, None, None
+                first, first_tile = step, s.tile
                 reach, outer_reads, mark = op.reach, record, len(reads)
                 record = record or reach > 0
                 tile_reach, outer_tile_reads, tile_mark = op.tile_reach, self.record_tiles, len(self.tile_reads)
@@ -719,6 +736,11 @@ class Pipeline:
                                 reach <= 0 and tile_reach <= 0
                                 or self._reads_repeat(now, before, steps, shift, left, reads[mark:] if reach > 0 else [],
                                                       tile_mark if tile_reach > 0 else -1)):
+                            if outer_reads and reach > 0:  # an enclosing block checks them too
+                                reads += _skipped_reads(reads[mark:], step - before[0], shift, left, blocks[-1][12])
+                            if outer_tile_reads and tile_reach > 0:
+                                self.tile_reads += _skipped_reads(self.tile_reads[tile_mark:], s.tile - before[steps],
+                                                                  shift, left, blocks[-1][13])
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
                                 _skip(skipped_landed, before[0], step, step - before[0], drain_free - before[1], left,
@@ -739,7 +761,7 @@ class Pipeline:
                 # the next repetition is compared unless it is one of the last two
                 before = now if times - repeated > 2 else None
             if repeated < times:
-                pc = body
+                pc, first, first_tile = body, step, s.tile
                 if record:
                     if not outer_reads:  # none but the next repetition's read-backs will be looked at
                         reads.clear()
@@ -754,7 +776,7 @@ class Pipeline:
                 if self.record_tiles and not outer_tile_reads:
                     self.tile_reads.clear()
                 body, times, tiles, repeated, before, prior, reach, outer_reads, mark, tile_reach, outer_tile_reads, \
-                    tile_mark = blocks.pop()
+                    tile_mark, first, first_tile = blocks.pop()
                 record = outer_reads or reach > 0
                 self.record_tiles = outer_tile_reads or tile_reach > 0
         s.computed, s.drained = computed, drained
