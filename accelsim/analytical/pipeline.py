@@ -201,6 +201,14 @@ def _holds(late: int, binding: bool, ready: int, free: int) -> bool:
     return late == ready if binding else late <= free
 
 
+# an open block's state in Pipeline._execute, saved while a block inside it runs: where its body
+# begins, its repetitions (all, run so far), whether over tiles, the state vectors before the
+# current repetition and the one before, its read-backs' reach, whether an enclosing block
+# records read-backs, where its repetition's begin in the list, the same of its tiles, and its
+# current repetition's first step and tile
+_Saved = tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None, int, bool, int, int, bool, int,
+               int, int]
+
 # a read-back as a repetition made it: the step it read (steps' numbers), the time the step could
 # have begun without it (cycles) and the drain's landing it found (0: none)
 Read = tuple[int, int, int]
@@ -613,8 +621,7 @@ class Pipeline:
         # block's look before theirs (then ``reads`` keeps their read-backs too), the current
         # repetition's first read-back in ``reads``; the same of its tiles (self.tile_reads)
         reach, outer_reads, mark, tile_reach, outer_tile_reads, tile_mark = 0, False, 0, 0, False, 0
-        blocks: list[tuple[int, int, bool, int, tuple[int, ...] | None, tuple[int, ...] | None, int, bool, int, int,
-                           bool, int, int, int]] = []
+        blocks: list[_Saved] = []
         # while an open block's read-backs look before its repetitions (``record``), the read-backs
         # made that look before the current repetition's first step (``first``; those within it
         # repeat with it, see _reads_repeat) and those of repetitions skipped within it
@@ -736,11 +743,10 @@ class Pipeline:
                                 reach <= 0 and tile_reach <= 0
                                 or self._reads_repeat(now, before, steps, shift, left, reads[mark:] if reach > 0 else [],
                                                       tile_mark if tile_reach > 0 else -1)):
-                            if outer_reads and reach > 0:  # an enclosing block checks them too
-                                reads += _skipped_reads(reads[mark:], step - before[0], shift, left, blocks[-1][12])
-                            if outer_tile_reads and tile_reach > 0:
-                                self.tile_reads += _skipped_reads(self.tile_reads[tile_mark:], s.tile - before[steps],
-                                                                  shift, left, blocks[-1][13])
+                            if outer_reads and reach > 0 or outer_tile_reads and tile_reach > 0:
+                                self._stand_in(blocks[-1], reads, mark, tile_mark, step - before[0],
+                                               s.tile - before[steps] if tiles else 0, shift, left,
+                                               outer_reads and reach > 0, outer_tile_reads and tile_reach > 0)
                             if keep:  # before[:2]: the repetition's first step and drain_free before it
                                 _shift(landed, before[0], step - before[0], drain_free - before[1], left)
                                 _skip(skipped_landed, before[0], step, step - before[0], drain_free - before[1], left,
@@ -782,6 +788,22 @@ class Pipeline:
         s.computed, s.drained = computed, drained
         s.noc_free, s.compute_free, s.drain_free, s.land_free = noc_free, compute_free, drain_free, land_free
         s.stall_dram, s.stall_noc, s.stall_reduction, s.busy, s.step = stall_dram, stall_noc, stall_reduction, busy, step
+
+    def _stand_in(self, enclosing: _Saved, reads: list[Read], mark: int, tile_mark: int, steps: int, tiles: int,
+                  shift: int, left: int, step_reads: bool, tile_reads: bool) -> None:
+        """Add the read-backs of ``left`` repetitions skipped after the one whose steps' read-backs
+        are ``reads[mark:]`` and tiles' ``self.tile_reads[tile_mark:]`` (each repetition
+        ``steps`` steps, ``tiles`` tiles and ``shift`` cycles later; :func:`_skipped_reads`) to the
+        read-backs of the ``enclosing`` block (its state as :meth:`_execute` saved it), for its
+        check: where its current repetition will be compared with a repetition left to skip, or a
+        block further out records them."""
+        (_, times, _, repeated, before, prior, reach, outer_reads, _, tile_reach, outer_tile_reads, _, first,
+         first_tile) = enclosing
+        compared = before is not None and prior is not None and times - repeated > 2
+        if step_reads and (outer_reads or reach > 0 and compared):
+            reads += _skipped_reads(reads[mark:], steps, shift, left, first)
+        if tile_reads and (outer_tile_reads or tile_reach > 0 and compared):
+            self.tile_reads += _skipped_reads(self.tile_reads[tile_mark:], tiles, shift, left, first_tile)
 
     def _queued_across(self, first: int) -> bool:
         """Whether write-backs queued since before tile ``first`` (its repetition's first) would
