@@ -115,19 +115,20 @@ def _every_step(counts, tile_loops, case_of, tile_of, delays, tile_args, timing,
 
 
 @st.composite
-def long_nests(draw):
-    """(class counts, tile_loops): 1-2 loops of a class run 1-40 times or two, each between
-    classes run once, so that many repetitions of a block are skipped."""
-    loops = draw(st.integers(1, 2))
+def blocked_nests(draw, fewest_loops, most_loops, most_times):
+    """(class counts, tile_loops): ``fewest_loops``-``most_loops`` loops of a class run
+    1-``most_times`` times or two, each between classes run once, so that repetitions of
+    blocks are skipped (and, with two loops or more, blocks inside skipped blocks)."""
+    loops = draw(st.integers(fewest_loops, most_loops))
     counts = []
     for _ in range(loops):
-        middle = draw(st.lists(st.integers(1, 40), min_size=1, max_size=2))
+        middle = draw(st.lists(st.integers(1, most_times), min_size=1, max_size=2))
         counts.append([1] + [c for m in middle for c in (m, 1)])
     return counts, draw(st.integers(0, loops))
 
 
 @settings(NESTS, max_examples=max(100, MAX_EXAMPLES))
-@given(nest=long_nests(), data=st.data())
+@given(nest=blocked_nests(1, 2, 40), data=st.data())
 def test_long_blocks_match_every_step_evaluated(nest, data):
     """As test_compressed_nest_matches_every_step_evaluated, with blocks of up to 40
     repetitions and no read-backs (see the known gap below; random runs with read-backs find it).
@@ -141,19 +142,8 @@ def test_long_blocks_match_every_step_evaluated(nest, data):
         _every_step(counts, tile_loops, case_of, tile_of, delays, tile_args, timing, footprint, kept)
 
 
-@st.composite
-def nested_nests(draw):
-    """(class counts, tile_loops): 2-3 loops, each with one or two classes run 1-12 times
-    between classes run once, so that blocks skip inside blocks that skip."""
-    counts = []
-    for _ in range(draw(st.integers(2, 3))):
-        middle = draw(st.lists(st.integers(1, 12), min_size=1, max_size=2))
-        counts.append([1] + [c for m in middle for c in (m, 1)])
-    return counts, draw(st.integers(0, len(counts)))
-
-
 @NESTS
-@given(nest=nested_nests(), data=st.data())
+@given(nest=blocked_nests(2, 3, 12), data=st.data())
 def test_far_read_backs_in_nested_blocks_match_every_step_evaluated(nest, data):
     """As test_compressed_nest_matches_every_step_evaluated, with read-backs reaching up to 120
     steps (6 tiles) back and slow landings, in blocks nested two and three deep: the skipped
